@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * imex: IMEX channels, the boundary that decides which processes on the nodes
+ * of a multi-node NVLink machine may import each other's GPU memory.
+ *
+ * Hierarchy enforced by the module on every node:
+ *
+ *   NVLink domain      cluster UUID
+ *    └ partition       u32 partition (clique) id inside it
+ *       └ IMEX domain  named set of member nodes (name + UUID)
+ *          └ channel   id in [0, max_channels); /dev/imex-channels/channel<N>
+ *
+ * Control interface: the generic netlink family IMEX_GENL_NAME, version
+ * IMEX_GENL_VERSION, in the initial network namespace only.  Commands marked
+ * (admin) need CAP_SYS_ADMIN; (manager) also need the sender to be the attached
+ * manager socket (see IMEX_CMD_MANAGER_ATTACH).  Everything else is readable by
+ * anyone.  Refusals carry an extended-ack message naming what was wrong.
+ *
+ * Attribute tree per command (-> means the reply or notification):
+ *
+ * IMEX_CMD_NODE_GET: no attributes
+ *   -> IMEX_A_NODE_NAME: NUL-terminated string, the name this node has in
+ *                        domain member lists (default: the host name at load)
+ *      IMEX_A_NODE_UUID: 16 bytes, set by the manager (all-zero until then)
+ *      IMEX_A_FABRIC_UUID: 16 bytes, NVLink cluster UUID (absent if unset)
+ *      IMEX_A_FABRIC_PARTITION: u32 (absent if unset)
+ *      IMEX_A_MAX_CHANNELS: u32, the max_channels module parameter
+ *      IMEX_A_CHRDEV_MAJOR: u32, major of the imex-channels char region
+ *      IMEX_A_MANAGER_PID: u32, pid of the attached manager (absent if none)
+ *      IMEX_A_DOMAIN_COUNT: u32, committed and prepared domains
+ *      IMEX_A_GENERATION: u32, bumped on every state change
+ *
+ * IMEX_CMD_NODE_SET (admin): any of
+ *      IMEX_A_NODE_NAME, IMEX_A_NODE_UUID,
+ *      IMEX_A_FABRIC_UUID + IMEX_A_FABRIC_PARTITION (both or neither)
+ *   Refused with EBUSY while any domain exists (invariant 1).
+ *
+ * IMEX_CMD_DOMAIN_CREATE (admin): a request, answered by the manager.
+ *      IMEX_A_DOMAIN_NAME: string, [A-Za-z0-9][A-Za-z0-9_.-]*, < IMEX_NAME_MAX
+ *      IMEX_A_DOMAIN_UUID: 16 bytes, optional (the manager picks one if absent)
+ *      IMEX_A_MEMBERS: nested array, 1..IMEX_MEMBERS_MAX entries, each
+ *          IMEX_A_MEMBER_ENTRY_NAME: string, node name (unique in the list)
+ *          IMEX_A_MEMBER_ADDR: string, "host[:port]" the daemons use
+ *      IMEX_A_CHANNEL_COUNT: u32, how many channels to grant (default 0), or
+ *      IMEX_A_CHANNELS: nested array, each IMEX_A_CHANNEL_ENTRY_ID (explicit
+ *          ids; UID/GID/MODE per entry are ignored in requests)
+ *      IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_GID: u32 owner (default 0)
+ *      IMEX_A_CHANNEL_MODE: u32 permission bits (default 0600, never above 0777)
+ *   -> IMEX_A_REQ_ID: u64; the outcome arrives as IMEX_CMD_REQ_DONE on the
+ *      events group.  ESRCH at once when no manager is attached.
+ *
+ * IMEX_CMD_DOMAIN_DELETE (admin): a request.  IMEX_A_DOMAIN_NAME -> IMEX_A_REQ_ID
+ * IMEX_CMD_CHANNEL_ALLOC (admin): a request.  IMEX_A_DOMAIN_NAME and
+ *      IMEX_A_CHANNEL_COUNT or IMEX_A_CHANNELS -> IMEX_A_REQ_ID
+ * IMEX_CMD_CHANNEL_FREE (admin): a request.  IMEX_A_DOMAIN_NAME, IMEX_A_CHANNELS
+ *      -> IMEX_A_REQ_ID
+ * IMEX_CMD_MEMBER_EVICT (admin): a request.  IMEX_A_DOMAIN_NAME,
+ *      IMEX_A_MEMBER_NAME -> IMEX_A_REQ_ID
+ *
+ * IMEX_CMD_DOMAIN_GET: IMEX_A_DOMAIN_NAME or IMEX_A_DOMAIN_UUID selects one
+ *      domain (doit); with NLM_F_DUMP every domain, in summary form.
+ *   -> IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID, IMEX_A_FABRIC_UUID,
+ *      IMEX_A_FABRIC_PARTITION, IMEX_A_DOMAIN_STATE (u32 enum imex_domain_state),
+ *      IMEX_A_MEMBER_COUNT (u32), IMEX_A_CHANNEL_COUNT (u32),
+ *      IMEX_A_MEMBER_SELF (u32 index of this node in the member list),
+ *      IMEX_A_GENERATION (u32 domain generation), and in doit replies only:
+ *      IMEX_A_MEMBERS: nested array, each
+ *          IMEX_A_MEMBER_ENTRY_NAME, IMEX_A_MEMBER_ADDR,
+ *          IMEX_A_MEMBER_STATE: u32 enum imex_member_state, as this node sees it
+ *          IMEX_A_MEMBER_VIEW: binary, one u8 enum imex_member_state per member:
+ *                              how that member sees each other member (the row
+ *                              of the From\To matrix; absent if not known, or
+ *                              if the views would not fit one attribute)
+ *      IMEX_A_CHANNEL_IDS: binary array of u32 channel ids (doit only, and
+ *                          only up to IMEX_CHANNEL_IDS_MAX ids: list larger
+ *                          domains with IMEX_CMD_CHANNEL_GET)
+ *   Dumps set NLM_F_DUMP_INTR when a change raced them.
+ *
+ * IMEX_CMD_CHANNEL_GET: IMEX_A_CHANNEL_ID (doit), or a dump, optionally
+ *      filtered by IMEX_A_DOMAIN_NAME.
+ *   -> IMEX_A_CHANNEL_ID, IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID,
+ *      IMEX_A_CHANNEL_STATE (u32 enum imex_channel_state),
+ *      IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_GID, IMEX_A_CHANNEL_MODE,
+ *      IMEX_A_CHANNEL_OPEN_COUNT (u32 open file descriptions)
+ *
+ * IMEX_CMD_CHANNEL_SET (admin): IMEX_A_CHANNEL_ID and any of
+ *      IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_GID, IMEX_A_CHANNEL_MODE.
+ *   The device node is re-created with the new owner/mode; open fds stay.
+ *
+ * Manager side (the imexd daemon):
+ *
+ * IMEX_CMD_MANAGER_ATTACH (admin): makes the sending socket the manager.
+ *      EALREADY if another socket is attached.  The attachment ends with
+ *      IMEX_CMD_MANAGER_DETACH or when the socket closes; then prepared
+ *      changes roll back, pending requests fail with ENOTCONN, and committed
+ *      domains become IMEX_DOMAIN_DOWN until a manager pushes their state.
+ * IMEX_CMD_MANAGER_DETACH (manager): no attributes.
+ *
+ * IMEX_CMD_REQ_NOTIFY: sent by the kernel on the "manager" group (readable
+ *      with CAP_SYS_ADMIN only) when a request is queued: IMEX_A_REQ_ID.
+ * IMEX_CMD_REQ_ACCEPT (manager): no attributes -> the oldest unaccepted
+ *      request: IMEX_A_REQ_ID, IMEX_A_REQ_CMD (u32, the IMEX_CMD_* that made
+ *      it), IMEX_A_REQ_ATTRS (nested: the attributes of that command, as sent
+ *      and validated).  ENOENT when none is waiting.
+ * IMEX_CMD_REQ_DONE (manager): IMEX_A_REQ_ID, IMEX_A_REQ_STATUS (u32 errno,
+ *      0 for success), optional IMEX_A_REQ_MESSAGE (string for the caller).
+ *      Also multicast on "events" with IMEX_A_REQ_ID, IMEX_A_REQ_STATUS,
+ *      IMEX_A_REQ_MESSAGE and IMEX_A_DOMAIN_NAME once a request completes,
+ *      whether by the manager, by timeout (ETIMEDOUT) or by detach (ENOTCONN).
+ *
+ * IMEX_CMD_CHANGE_PREPARE (manager): reserve a change; nothing is visible to
+ *      channel users until COMMIT.
+ *      IMEX_A_CHANGE_ID: u64, chosen by the coordinator, unique per change
+ *      IMEX_A_CHANGE_OP: u32 enum imex_change_op
+ *      IMEX_A_CHANGE_LEASE_MS: u32, roll back if not committed in time
+ *                              (default IMEX_LEASE_DEFAULT_MS, at most
+ *                              IMEX_LEASE_MAX_MS)
+ *      IMEX_A_DOMAIN_NAME, and per op:
+ *        CREATE: IMEX_A_DOMAIN_UUID, IMEX_A_FABRIC_UUID,
+ *                IMEX_A_FABRIC_PARTITION, IMEX_A_MEMBERS (names, addresses),
+ *                IMEX_A_CHANNELS (nested array: IMEX_A_CHANNEL_ENTRY_ID with
+ *                optional IMEX_A_CHANNEL_ENTRY_UID/GID/MODE; defaults 0, 0,
+ *                0600)
+ *        DELETE: nothing more
+ *        ADD_CHANNELS, REMOVE_CHANNELS: IMEX_A_CHANNELS
+ *        SET_MEMBERS: IMEX_A_MEMBERS (the new list; must contain this node)
+ * IMEX_CMD_CHANGE_COMMIT (manager): IMEX_A_CHANGE_ID.  Idempotent: committing
+ *      a change already committed (among the last IMEX_CHANGE_HISTORY) is 0.
+ * IMEX_CMD_CHANGE_ABORT (manager): IMEX_A_CHANGE_ID.  Idempotent: aborting an
+ *      unknown change is 0; aborting a committed one is EALREADY.
+ * IMEX_CMD_CHANGE_GET: dump of prepared changes: IMEX_A_CHANGE_ID,
+ *      IMEX_A_CHANGE_OP, IMEX_A_DOMAIN_NAME, IMEX_A_CHANGE_LEASE_MS (left).
+ *
+ * IMEX_CMD_DOMAIN_SET_STATUS (manager): IMEX_A_DOMAIN_NAME,
+ *      IMEX_A_DOMAIN_STATE (READY or DEGRADED), optional IMEX_A_MEMBERS with
+ *      IMEX_A_MEMBER_ENTRY_NAME + IMEX_A_MEMBER_STATE + IMEX_A_MEMBER_VIEW
+ *      (members not named keep their state).
+ *
+ * Notifications on the "events" group (anyone may listen) for every change:
+ *      IMEX_CMD_NODE_SET, IMEX_CMD_DOMAIN_NEW, IMEX_CMD_DOMAIN_DEL,
+ *      IMEX_CMD_DOMAIN_SET_STATUS (domain summary attributes),
+ *      IMEX_CMD_CHANNEL_NEW, IMEX_CMD_CHANNEL_DEL, IMEX_CMD_CHANNEL_SET
+ *      (channel attributes), IMEX_CMD_REQ_DONE, IMEX_CMD_MANAGER_ATTACH,
+ *      IMEX_CMD_MANAGER_DETACH.
+ *
+ * Channel character devices: /dev/imex-channels/channel<N>, char major from
+ * the /proc/devices entry "imex-channels", minor N.  open() fails with ENOLINK
+ * while the domain is not usable (prepared only, or DOWN) and with ENXIO once
+ * the channel is revoked.  After revocation poll() reports
+ * POLLERR | POLLHUP | POLLPRI and ioctls fail with ENODEV.
+ */
+
+#ifndef _UAPI_LINUX_IMEX_H
+#define _UAPI_LINUX_IMEX_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define IMEX_GENL_NAME		"imex"
+#define IMEX_GENL_VERSION	1
+#define IMEX_MCGRP_EVENTS	"events"
+#define IMEX_MCGRP_MANAGER	"manager"
+
+#define IMEX_CHRDEV_NAME	"imex-channels"
+#define IMEX_DEVDIR		"imex-channels"
+
+/* Bounds, enforced by the module and documented in Documentation/. */
+#define IMEX_NAME_MAX		64	/* names, including the NUL */
+#define IMEX_ADDR_MAX		256	/* member addresses, including the NUL */
+#define IMEX_UUID_LEN		16
+#define IMEX_MEMBERS_MAX	160	/* 144 nodes (NVL576) and room */
+#define IMEX_DOMAINS_MAX	256	/* per node, prepared ones included */
+#define IMEX_CHANNELS_MAX	(1U << 20)
+#define IMEX_REQS_MAX		64	/* requests queued for the manager */
+#define IMEX_REQ_TIMEOUT_MS	120000	/* a request not done by then fails */
+#define IMEX_MESSAGE_MAX	256
+#define IMEX_LEASE_DEFAULT_MS	10000
+#define IMEX_LEASE_MAX_MS	300000
+#define IMEX_CHANGE_HISTORY	64
+#define IMEX_CHANNELS_PER_MSG	4096	/* entries in one IMEX_A_CHANNELS */
+#define IMEX_CHANNEL_IDS_MAX	16000	/* ids in one IMEX_A_CHANNEL_IDS */
+
+enum imex_cmd {
+	IMEX_CMD_UNSPEC,
+	IMEX_CMD_NODE_GET,
+	IMEX_CMD_NODE_SET,
+	IMEX_CMD_DOMAIN_CREATE,
+	IMEX_CMD_DOMAIN_DELETE,
+	IMEX_CMD_DOMAIN_GET,
+	IMEX_CMD_DOMAIN_NEW,		/* notification */
+	IMEX_CMD_DOMAIN_DEL,		/* notification */
+	IMEX_CMD_DOMAIN_SET_STATUS,
+	IMEX_CMD_CHANNEL_GET,
+	IMEX_CMD_CHANNEL_SET,
+	IMEX_CMD_CHANNEL_NEW,		/* notification */
+	IMEX_CMD_CHANNEL_DEL,		/* notification */
+	IMEX_CMD_CHANNEL_ALLOC,
+	IMEX_CMD_CHANNEL_FREE,
+	IMEX_CMD_MEMBER_EVICT,
+	IMEX_CMD_MANAGER_ATTACH,
+	IMEX_CMD_MANAGER_DETACH,
+	IMEX_CMD_REQ_NOTIFY,		/* notification, manager group */
+	IMEX_CMD_REQ_ACCEPT,
+	IMEX_CMD_REQ_DONE,
+	IMEX_CMD_CHANGE_PREPARE,
+	IMEX_CMD_CHANGE_COMMIT,
+	IMEX_CMD_CHANGE_ABORT,
+	IMEX_CMD_CHANGE_GET,
+
+	__IMEX_CMD_MAX
+};
+#define IMEX_CMD_MAX (__IMEX_CMD_MAX - 1)
+
+enum imex_attr {
+	IMEX_A_UNSPEC,
+	IMEX_A_NODE_NAME,		/* string */
+	IMEX_A_NODE_UUID,		/* binary, 16 */
+	IMEX_A_FABRIC_UUID,		/* binary, 16 */
+	IMEX_A_FABRIC_PARTITION,	/* u32 */
+	IMEX_A_MAX_CHANNELS,		/* u32 */
+	IMEX_A_CHRDEV_MAJOR,		/* u32 */
+	IMEX_A_MANAGER_PID,		/* u32 */
+	IMEX_A_DOMAIN_COUNT,		/* u32 */
+	IMEX_A_GENERATION,		/* u32 */
+	IMEX_A_DOMAIN_NAME,		/* string */
+	IMEX_A_DOMAIN_UUID,		/* binary, 16 */
+	IMEX_A_DOMAIN_STATE,		/* u32, enum imex_domain_state */
+	IMEX_A_MEMBER_COUNT,		/* u32 */
+	IMEX_A_MEMBER_SELF,		/* u32 */
+	IMEX_A_MEMBERS,			/* nested array of enum imex_member_attr */
+	IMEX_A_MEMBER_NAME,		/* string (IMEX_CMD_MEMBER_EVICT) */
+	IMEX_A_CHANNEL_COUNT,		/* u32 */
+	IMEX_A_CHANNELS,		/* nested array of enum imex_channel_attr,
+					 */
+	IMEX_A_CHANNEL_ID,		/* u32 */
+	IMEX_A_CHANNEL_UID,		/* u32 */
+	IMEX_A_CHANNEL_GID,		/* u32 */
+	IMEX_A_CHANNEL_MODE,		/* u32 */
+	IMEX_A_CHANNEL_STATE,		/* u32, enum imex_channel_state */
+	IMEX_A_CHANNEL_OPEN_COUNT,	/* u32 */
+	IMEX_A_REQ_ID,			/* u64 */
+	IMEX_A_REQ_CMD,			/* u32 */
+	IMEX_A_REQ_STATUS,		/* u32, positive errno or 0 */
+	IMEX_A_REQ_MESSAGE,		/* string */
+	IMEX_A_REQ_ATTRS,		/* nested, enum imex_attr */
+	IMEX_A_CHANGE_ID,		/* u64 */
+	IMEX_A_CHANGE_OP,		/* u32, enum imex_change_op */
+	IMEX_A_CHANGE_LEASE_MS,		/* u32 */
+	IMEX_A_CHANNEL_IDS,		/* binary, u32 array */
+	IMEX_A_PAD,
+
+	__IMEX_A_MAX
+};
+#define IMEX_A_MAX (__IMEX_A_MAX - 1)
+
+enum imex_member_attr {
+	IMEX_A_MEMBER_UNSPEC,
+	IMEX_A_MEMBER_ENTRY_NAME,	/* string */
+	IMEX_A_MEMBER_ADDR,		/* string */
+	IMEX_A_MEMBER_STATE,		/* u32, enum imex_member_state */
+	IMEX_A_MEMBER_VIEW,		/* binary, u8 per member */
+
+	__IMEX_A_MEMBER_MAX
+};
+#define IMEX_A_MEMBER_MAX (__IMEX_A_MEMBER_MAX - 1)
+
+enum imex_channel_attr {
+	IMEX_A_CHANNEL_UNSPEC,
+	IMEX_A_CHANNEL_ENTRY_ID,	/* u32 */
+	IMEX_A_CHANNEL_ENTRY_UID,	/* u32 */
+	IMEX_A_CHANNEL_ENTRY_GID,	/* u32 */
+	IMEX_A_CHANNEL_ENTRY_MODE,	/* u32 */
+
+	__IMEX_A_CHANNEL_ENTRY_MAX
+};
+#define IMEX_A_CHANNEL_ENTRY_MAX (__IMEX_A_CHANNEL_ENTRY_MAX - 1)
+
+enum imex_domain_state {
+	IMEX_DOMAIN_PREPARED,	/* reserved by a change, not committed */
+	IMEX_DOMAIN_DOWN,	/* committed, no manager is keeping it */
+	IMEX_DOMAIN_READY,	/* every member sees every other */
+	IMEX_DOMAIN_DEGRADED,	/* some member is not connected */
+
+	__IMEX_DOMAIN_STATE_MAX
+};
+
+enum imex_member_state {
+	IMEX_MEMBER_UNKNOWN,
+	IMEX_MEMBER_SELF,
+	IMEX_MEMBER_CONNECTED,
+	IMEX_MEMBER_RECOVERING,		/* heartbeats missed, grace running */
+	IMEX_MEMBER_DISCONNECTED,
+	IMEX_MEMBER_NEVER_CONNECTED,
+	IMEX_MEMBER_VERSION_MISMATCH,
+
+	__IMEX_MEMBER_STATE_MAX
+};
+
+enum imex_channel_state {
+	IMEX_CHANNEL_RESERVED,	/* held by a prepared change */
+	IMEX_CHANNEL_GRANTED,	/* device node present */
+
+	__IMEX_CHANNEL_STATE_MAX
+};
+
+enum imex_change_op {
+	IMEX_CHANGE_CREATE,
+	IMEX_CHANGE_DELETE,
+	IMEX_CHANGE_ADD_CHANNELS,
+	IMEX_CHANGE_REMOVE_CHANNELS,
+	IMEX_CHANGE_SET_MEMBERS,
+
+	__IMEX_CHANGE_OP_MAX
+};
+
+/* Channel fd ioctls. */
+#define IMEX_IOC_MAGIC		0xE6
+
+/* Channel flags in struct imex_channel_info.flags. */
+#define IMEX_CHANNEL_F_REVOKED	(1U << 0)
+
+struct imex_channel_info {
+	__u8	domain_uuid[IMEX_UUID_LEN];
+	char	domain_name[IMEX_NAME_MAX];
+	__u8	fabric_uuid[IMEX_UUID_LEN];
+	__u32	fabric_partition;
+	__u32	channel_id;
+	__u32	domain_state;		/* enum imex_domain_state */
+	__u32	flags;			/* IMEX_CHANNEL_F_* */
+	__u32	reserved[4];		/* zero */
+};
+
+#define IMEX_IOC_CHANNEL_INFO	_IOR(IMEX_IOC_MAGIC, 0x01, struct imex_channel_info)
+
+#endif /* _UAPI_LINUX_IMEX_H */
