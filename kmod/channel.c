@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Channels: reservation, grant, revocation (invariants 4 and 5). */
+#include <linux/slab.h>
+#include <linux/poll.h>
+#include <linux/uidgid.h>
+#include "imex.h"
+
+DEFINE_XARRAY(imex_channels);
+
+struct imex_channel *imex_channel_lookup(u32 id)
+{
+	return xa_load(&imex_channels, id);
+}
+
+int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
+{
+	struct imex_channel *ch;
+
+	if (id >= imex_max_channels) {
+		imex_extack_fmt(extack,
+				"channel %u is out of range: this node has max_channels=%u",
+				id, imex_max_channels);
+		return -ERANGE;
+	}
+	ch = xa_load(&imex_channels, id);
+	if (!ch)
+		return 0;
+	if (ch->state == IMEX_CHANNEL_RESERVED)
+		imex_extack_fmt(extack,
+				"channel %u is reserved by a pending change of domain '%s'",
+				id, ch->domain->name);
+	else
+		imex_extack_fmt(extack, "channel %u belongs to domain '%s'",
+				id, ch->domain->name);
+	return -EADDRINUSE;
+}
+
+struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
+					  struct imex_change *c, kuid_t uid,
+					  kgid_t gid, umode_t mode)
+{
+	struct imex_channel *ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	int err;
+
+	if (!ch)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&ch->ref);	/* held by imex_channels */
+	ch->id = id;
+	uuid_copy(&ch->domain_uuid, &d->uuid);
+	uuid_copy(&ch->fabric_uuid, &d->fabric_uuid);
+	ch->fabric_partition = d->fabric_partition;
+	ch->domain = d;
+	ch->state = IMEX_CHANNEL_RESERVED;
+	ch->change = c;
+	ch->uid = uid;
+	ch->gid = gid;
+	ch->mode = mode;
+	atomic_set(&ch->open_count, 0);
+	init_waitqueue_head(&ch->wait);
+	err = xa_insert(&imex_channels, id, ch, GFP_KERNEL);
+	if (err) {
+		kfree(ch);
+		return ERR_PTR(err);
+	}
+	d->nchannels++;
+	imex_bump();
+	return ch;
+}
+
+/*
+ * Make a reserved channel usable and give it its device node.  A node that
+ * cannot be added (out of memory) leaves the grant in place but unopenable;
+ * the grant itself must not fail half-way through a commit.
+ */
+int imex_channel_grant(struct imex_channel *ch)
+{
+	struct imex_chdev *cd;
+
+	ch->state = IMEX_CHANNEL_GRANTED;
+	ch->change = NULL;
+	imex_bump();
+	cd = imex_chdev_add(ch->id, ch->uid, ch->gid, ch->mode);
+	if (IS_ERR(cd)) {
+		pr_warn("imex: channel %u of domain '%s': no device node: %ld\n",
+			ch->id, ch->domain->name, PTR_ERR(cd));
+		ch->chdev = NULL;
+	} else {
+		ch->chdev = cd;
+	}
+	imex_notify_channel(IMEX_CMD_CHANNEL_NEW, ch);
+	return 0;
+}
+
+/* Drops the table's reference; open fds keep the object, marked revoked. */
+void imex_channel_revoke(struct imex_channel *ch)
+{
+	bool granted = ch->state == IMEX_CHANNEL_GRANTED;
+
+	xa_erase(&imex_channels, ch->id);
+	if (ch->chdev) {
+		imex_chdev_del(ch->chdev);
+		ch->chdev = NULL;
+	}
+	if (granted)
+		imex_notify_channel(IMEX_CMD_CHANNEL_DEL, ch);
+	ch->domain->nchannels--;
+	ch->domain = NULL;
+	ch->change = NULL;
+	WRITE_ONCE(ch->revoked, true);
+	wake_up_poll(&ch->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
+	imex_bump();
+	imex_channel_put(ch);
+}
+
+void imex_domain_revoke_channels(struct imex_domain *d)
+{
+	struct imex_channel *ch;
+	unsigned long id;
+
+	xa_for_each(&imex_channels, id, ch)
+		if (ch->domain == d)
+			imex_channel_revoke(ch);
+}
+
+/* devtmpfs sets owner and mode only on creation, so re-create the node. */
+int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
+			   umode_t mode)
+{
+	struct imex_chdev *cd;
+
+	if (ch->chdev) {
+		imex_chdev_del(ch->chdev);
+		ch->chdev = NULL;
+	}
+	cd = imex_chdev_add(ch->id, uid, gid, mode);
+	if (IS_ERR(cd)) {
+		/* Put the old node back rather than leave none. */
+		cd = imex_chdev_add(ch->id, ch->uid, ch->gid, ch->mode);
+		ch->chdev = IS_ERR(cd) ? NULL : cd;
+		return -ENOMEM;
+	}
+	ch->chdev = cd;
+	ch->uid = uid;
+	ch->gid = gid;
+	ch->mode = mode;
+	imex_bump();
+	imex_notify_channel(IMEX_CMD_CHANNEL_SET, ch);
+	return 0;
+}
+
+int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch)
+{
+	if (nla_put_u32(skb, IMEX_A_CHANNEL_ID, ch->id) ||
+	    nla_put(skb, IMEX_A_DOMAIN_UUID, IMEX_UUID_LEN, &ch->domain_uuid) ||
+	    nla_put_u32(skb, IMEX_A_CHANNEL_STATE, ch->state) ||
+	    nla_put_u32(skb, IMEX_A_CHANNEL_UID,
+			from_kuid_munged(&init_user_ns, ch->uid)) ||
+	    nla_put_u32(skb, IMEX_A_CHANNEL_GID,
+			from_kgid_munged(&init_user_ns, ch->gid)) ||
+	    nla_put_u32(skb, IMEX_A_CHANNEL_MODE, ch->mode) ||
+	    nla_put_u32(skb, IMEX_A_CHANNEL_OPEN_COUNT,
+			atomic_read(&ch->open_count)))
+		return -EMSGSIZE;
+	if (ch->domain &&
+	    nla_put_string(skb, IMEX_A_DOMAIN_NAME, ch->domain->name))
+		return -EMSGSIZE;
+	return 0;
+}
+
+int imex_nl_channel_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct imex_channel *ch;
+	struct sk_buff *msg;
+	void *hdr;
+	u32 id;
+	int err = 0;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_CHANNEL_ID))
+		return -EINVAL;
+	id = nla_get_u32(info->attrs[IMEX_A_CHANNEL_ID]);
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
+				IMEX_CMD_CHANNEL_GET);
+	if (!hdr) {
+		err = -EMSGSIZE;
+		goto fail;
+	}
+	mutex_lock(&imex_lock);
+	ch = xa_load(&imex_channels, id);
+	if (!ch) {
+		imex_extack_fmt(info->extack, "channel %u is not granted on this node", id);
+		err = -ENOENT;
+	} else {
+		err = imex_put_channel(msg, ch);
+	}
+	mutex_unlock(&imex_lock);
+	if (err)
+		goto fail;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+fail:
+	nlmsg_free(msg);
+	return err;
+}
+
+/* cb->args[0]: next channel id; an optional domain name filters. */
+int imex_nl_channel_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct nlattr **attrs = imex_dump_attrs(cb);
+	const char *filter = NULL;
+	struct imex_channel *ch;
+	unsigned long id;
+	void *hdr;
+
+	if (attrs && attrs[IMEX_A_DOMAIN_NAME])
+		filter = nla_data(attrs[IMEX_A_DOMAIN_NAME]);
+
+	mutex_lock(&imex_lock);
+	cb->seq = imex_generation;
+	xa_for_each_start(&imex_channels, id, ch, cb->args[0]) {
+		if (filter && strcmp(ch->domain->name, filter))
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &imex_genl_family,
+				  NLM_F_MULTI, IMEX_CMD_CHANNEL_GET);
+		if (!hdr)
+			break;
+		genl_dump_check_consistent(cb, hdr);
+		if (imex_put_channel(skb, ch)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = id + 1;
+	}
+	mutex_unlock(&imex_lock);
+	return skb->len;
+}
+
+int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	struct imex_channel *ch;
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	u32 id;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_CHANNEL_ID))
+		return -EINVAL;
+	if (!a[IMEX_A_CHANNEL_UID] && !a[IMEX_A_CHANNEL_GID] &&
+	    !a[IMEX_A_CHANNEL_MODE]) {
+		NL_SET_ERR_MSG(extack, "nothing to set: give an owner uid, gid or mode");
+		return -EINVAL;
+	}
+	id = nla_get_u32(a[IMEX_A_CHANNEL_ID]);
+
+	mutex_lock(&imex_lock);
+	ch = xa_load(&imex_channels, id);
+	if (!ch || ch->state != IMEX_CHANNEL_GRANTED) {
+		imex_extack_fmt(extack, "channel %u is not granted on this node", id);
+		err = -ENOENT;
+		goto out;
+	}
+	if (ch->domain->change) {
+		imex_extack_fmt(extack, "domain '%s' has a change in progress: retry when it is done",
+				ch->domain->name);
+		err = -EBUSY;
+		goto out;
+	}
+	uid = a[IMEX_A_CHANNEL_UID] ?
+	      make_kuid(&init_user_ns, nla_get_u32(a[IMEX_A_CHANNEL_UID])) :
+	      ch->uid;
+	gid = a[IMEX_A_CHANNEL_GID] ?
+	      make_kgid(&init_user_ns, nla_get_u32(a[IMEX_A_CHANNEL_GID])) :
+	      ch->gid;
+	mode = a[IMEX_A_CHANNEL_MODE] ? nla_get_u32(a[IMEX_A_CHANNEL_MODE]) :
+	       ch->mode;
+	if (!uid_valid(uid) || !gid_valid(gid)) {
+		NL_SET_ERR_MSG(extack, "owner uid or gid is not valid");
+		err = -EINVAL;
+		goto out;
+	}
+	err = imex_channel_set_owner(ch, uid, gid, mode);
+	if (err)
+		NL_SET_ERR_MSG(extack, "could not re-create the device node (out of memory): owner and mode unchanged");
+out:
+	mutex_unlock(&imex_lock);
+	return err;
+}

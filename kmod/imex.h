@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * imex.ko internals.
+ *
+ * Locking: one mutex, imex_lock, guards every object below (node identity,
+ * domains, channels' grant state, prepared changes, requests, the manager).
+ * Control operations are rare and short, so a single lock keeps every
+ * invariant check and its update atomic without lock ordering to reason
+ * about.  Paths that must not take it: a channel's poll() and the in-kernel
+ * fd resolution read only fields fixed at grant time or the revoked flag.
+ */
+#ifndef _IMEX_H
+#define _IMEX_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/uuid.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <net/genetlink.h>
+#include <linux/imex.h>
+
+#include "compat.h"
+#include "imex_api.h"
+
+extern struct mutex imex_lock;
+extern unsigned int imex_max_channels;
+
+/* Bumped under imex_lock on every change; dumps compare it (NLM_F_DUMP_INTR). */
+extern u32 imex_generation;
+
+struct imex_node {
+	char		name[IMEX_NAME_MAX];
+	uuid_t		uuid;
+	bool		fabric_set;
+	uuid_t		fabric_uuid;
+	u32		fabric_partition;
+};
+
+extern struct imex_node imex_node;
+
+struct imex_member {
+	char		name[IMEX_NAME_MAX];
+	char		addr[IMEX_ADDR_MAX];
+	u32		state;		/* enum imex_member_state */
+	u8		*view;		/* nmembers entries, or NULL */
+};
+
+struct imex_change;
+
+struct imex_domain {
+	struct list_head	list;
+	char			name[IMEX_NAME_MAX];
+	uuid_t			uuid;
+	uuid_t			fabric_uuid;
+	u32			fabric_partition;
+	u32			state;		/* enum imex_domain_state */
+	u32			generation;
+	u32			nmembers;
+	u32			self;
+	struct imex_member	*members;
+	u32			nchannels;	/* granted + reserved */
+	struct imex_change	*change;	/* at most one in flight */
+};
+
+extern struct list_head imex_domains;
+extern unsigned int imex_ndomains;
+
+struct imex_chdev;
+
+struct imex_channel {
+	struct kref		ref;
+	u32			id;
+	/* Fixed once granted: read without imex_lock. */
+	uuid_t			domain_uuid;
+	uuid_t			fabric_uuid;
+	u32			fabric_partition;
+	bool			revoked;	/* READ_ONCE/WRITE_ONCE */
+	/* Under imex_lock. */
+	struct imex_domain	*domain;	/* NULL once revoked */
+	u32			state;		/* enum imex_channel_state */
+	struct imex_change	*change;	/* reserving/removing change */
+	kuid_t			uid;
+	kgid_t			gid;
+	umode_t			mode;
+	struct imex_chdev	*chdev;		/* device node, when granted */
+	atomic_t		open_count;
+	wait_queue_head_t	wait;
+};
+
+extern struct xarray imex_channels;
+
+struct imex_change {
+	struct list_head	list;
+	u64			id;
+	u32			op;		/* enum imex_change_op */
+	unsigned long		expires;	/* jiffies */
+	struct imex_domain	*domain;
+	u32			nchan;
+	u32			*chan_ids;
+	/* SET_MEMBERS: the new list, installed on commit. */
+	struct imex_member	*members;
+	u32			nmembers;
+	u32			self;
+};
+
+/* main.c */
+bool imex_name_valid(const char *name);
+
+/* node.c */
+int imex_node_init(const char *name, const char *fabric_uuid, u32 partition,
+		   bool partition_given);
+bool imex_node_fabric_matches(const uuid_t *uuid, u32 partition);
+
+/* domain.c */
+struct imex_domain *imex_domain_find(const char *name);
+struct imex_domain *imex_domain_find_uuid(const uuid_t *uuid);
+struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
+				      const uuid_t *fabric, u32 partition,
+				      struct imex_member *members, u32 nmembers,
+				      u32 self);
+void imex_domain_destroy(struct imex_domain *d);
+void imex_domain_set_state(struct imex_domain *d, u32 state);
+bool imex_domain_usable(const struct imex_domain *d);
+void imex_members_free(struct imex_member *members, u32 n);
+int imex_members_parse(struct nlattr *attr, struct imex_member **out, u32 *n,
+		       u32 *self, struct netlink_ext_ack *extack);
+
+/* chardev.c */
+int imex_chrdev_init(void);
+void imex_chrdev_exit(void);
+unsigned int imex_chrdev_major(void);
+struct imex_chdev *imex_chdev_add(u32 id, kuid_t uid, kgid_t gid,
+				  umode_t mode);
+void imex_chdev_del(struct imex_chdev *cd);
+
+/* channel.c */
+struct imex_channel *imex_channel_lookup(u32 id);
+int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack);
+struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
+					  struct imex_change *c, kuid_t uid,
+					  kgid_t gid, umode_t mode);
+int imex_channel_grant(struct imex_channel *ch);
+void imex_channel_revoke(struct imex_channel *ch);
+int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
+			   umode_t mode);
+void imex_domain_revoke_channels(struct imex_domain *d);
+
+/* change.c */
+void imex_change_rollback_all(void);
+unsigned long imex_changes_expire(unsigned long now);
+struct imex_change *imex_change_find(u64 id);
+extern struct list_head imex_changes;
+
+/* request.c */
+void imex_request_fail_all(u32 status, const char *msg);
+void imex_requests_free(void);
+unsigned long imex_requests_expire(unsigned long now);
+
+/* manager.c: the reaper expires leases and requests. */
+int imex_manager_init(void);
+void imex_manager_exit(void);
+bool imex_manager_attached(void);
+bool imex_is_manager(const struct genl_info *info,
+		     struct netlink_ext_ack *extack);
+u32 imex_manager_pid(void);
+void imex_reaper_kick(unsigned long when);
+
+/* Netlink handlers, next to the objects they act on. */
+int imex_nl_node_get(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_node_set(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_request(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_domain_get(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_domain_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_channel_get(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_channel_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_manager_attach(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_manager_detach(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_change_dump(struct sk_buff *skb, struct netlink_callback *cb);
+
+/* netlink.c */
+extern struct genl_family imex_genl_family;
+int imex_genl_init(void);
+void imex_genl_exit(void);
+int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
+		    bool full);
+int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch);
+int imex_put_node(struct sk_buff *skb);
+
+/* notify.c: events on the public group. */
+void imex_notify_domain(u8 cmd, const struct imex_domain *d);
+void imex_notify_channel(u8 cmd, const struct imex_channel *ch);
+void imex_notify_node(void);
+void imex_notify_manager(u8 cmd, u32 pid);
+void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *msg,
+			  const char *domain);
+void imex_notify_req_queued(u64 id);
+
+/* Set under imex_lock before the family goes away: no more notifications. */
+extern bool imex_unloading;
+
+static inline void imex_bump(void)
+{
+	imex_generation++;
+}
+
+#endif /* _IMEX_H */

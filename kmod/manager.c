@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The manager: the one netlink socket (imexd's) allowed to answer requests
+ * and apply changes (invariant 7).  Its attachment ends with the socket, and
+ * with it whatever it had only prepared.  Also the reaper, which expires
+ * change leases and requests nobody finished.
+ */
+#include <linux/jiffies.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include "imex.h"
+
+static u32 imex_manager_portid;	/* 0: none attached */
+static u32 imex_manager_tgid;
+
+static void imex_reaper_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(imex_reaper, imex_reaper_fn);
+static bool imex_reaper_stopped;
+
+bool imex_manager_attached(void)
+{
+	return imex_manager_portid != 0;
+}
+
+u32 imex_manager_pid(void)
+{
+	return imex_manager_portid ? imex_manager_tgid : 0;
+}
+
+bool imex_is_manager(const struct genl_info *info,
+		     struct netlink_ext_ack *extack)
+{
+	if (imex_manager_portid && info->snd_portid == imex_manager_portid)
+		return true;
+	if (imex_manager_portid)
+		imex_extack_fmt(extack, "only the attached manager (imexd, pid %u) may do this",
+				imex_manager_tgid);
+	else
+		NL_SET_ERR_MSG(extack, "only the attached manager may do this: attach first (is imexd running?)");
+	return false;
+}
+
+/* Arm the reaper for @when unless it is already due sooner. */
+void imex_reaper_kick(unsigned long when)
+{
+	unsigned long now = jiffies;
+
+	if (imex_reaper_stopped)
+		return;
+	if (!delayed_work_pending(&imex_reaper) ||
+	    time_before(when, imex_reaper.timer.expires))
+		mod_delayed_work(system_wq, &imex_reaper,
+				 time_after(when, now) ? when - now : 0);
+}
+
+static void imex_reaper_fn(struct work_struct *work)
+{
+	unsigned long now = jiffies, next, n;
+
+	mutex_lock(&imex_lock);
+	next = imex_changes_expire(now);
+	n = imex_requests_expire(now);
+	if (n && (!next || time_before(n, next)))
+		next = n;
+	if (next)
+		imex_reaper_kick(next);
+	mutex_unlock(&imex_lock);
+}
+
+/* Under imex_lock. */
+static void imex_manager_gone(const char *why)
+{
+	struct imex_domain *d;
+	u32 pid = imex_manager_tgid;
+
+	imex_manager_portid = 0;
+	imex_manager_tgid = 0;
+	imex_change_rollback_all();
+	imex_request_fail_all(ENOTCONN, why);
+	list_for_each_entry(d, &imex_domains, list)
+		if (d->state != IMEX_DOMAIN_PREPARED)
+			imex_domain_set_state(d, IMEX_DOMAIN_DOWN);
+	imex_bump();
+	imex_notify_manager(IMEX_CMD_MANAGER_DETACH, pid);
+}
+
+int imex_nl_manager_attach(struct sk_buff *skb, struct genl_info *info)
+{
+	int err = 0;
+
+	mutex_lock(&imex_lock);
+	if (imex_manager_portid == info->snd_portid) {
+		goto out;
+	} else if (imex_manager_portid) {
+		imex_extack_fmt(info->extack,
+				"another manager (pid %u) is attached: is a second imexd running?",
+				imex_manager_tgid);
+		err = -EALREADY;
+		goto out;
+	}
+	imex_manager_portid = info->snd_portid;
+	imex_manager_tgid = task_tgid_nr(current);
+	imex_bump();
+	imex_notify_manager(IMEX_CMD_MANAGER_ATTACH, imex_manager_tgid);
+out:
+	mutex_unlock(&imex_lock);
+	return err;
+}
+
+int imex_nl_manager_detach(struct sk_buff *skb, struct genl_info *info)
+{
+	int err = 0;
+
+	mutex_lock(&imex_lock);
+	if (!imex_is_manager(info, info->extack))
+		err = -EACCES;
+	else
+		imex_manager_gone("imexd detached before finishing the request");
+	mutex_unlock(&imex_lock);
+	return err;
+}
+
+static int imex_netlink_notify(struct notifier_block *nb, unsigned long event,
+			       void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !net_eq(n->net, &init_net))
+		return NOTIFY_DONE;
+	mutex_lock(&imex_lock);
+	if (imex_manager_portid && n->portid == imex_manager_portid)
+		imex_manager_gone("imexd exited before finishing the request");
+	mutex_unlock(&imex_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block imex_netlink_nb = {
+	.notifier_call = imex_netlink_notify,
+};
+
+int imex_manager_init(void)
+{
+	return netlink_register_notifier(&imex_netlink_nb);
+}
+
+/* After the family is gone: nothing can attach or queue any more. */
+void imex_manager_exit(void)
+{
+	netlink_unregister_notifier(&imex_netlink_nb);
+	mutex_lock(&imex_lock);
+	imex_reaper_stopped = true;
+	mutex_unlock(&imex_lock);
+	cancel_delayed_work_sync(&imex_reaper);
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Notifications: every state change on the public "events" group, and new
+ * requests on the privileged "manager" group.  Built only when someone
+ * listens; a lost notification is never an error for the change itself.
+ */
+#include "imex.h"
+
+enum { IMEX_GRP_EVENTS, IMEX_GRP_MANAGER };
+
+bool imex_unloading;
+
+static struct sk_buff *imex_notify_new(u8 cmd, void **hdr, size_t size)
+{
+	struct sk_buff *skb = genlmsg_new(size, GFP_KERNEL);
+
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put(skb, 0, 0, &imex_genl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+static void imex_notify_send(struct sk_buff *skb, void *hdr, int err,
+			     unsigned int group)
+{
+	if (err) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&imex_genl_family, skb, 0, group, GFP_KERNEL);
+}
+
+static bool imex_events_listened(void)
+{
+	if (imex_unloading)
+		return false;
+	return genl_has_listeners(&imex_genl_family, &init_net,
+				  IMEX_GRP_EVENTS);
+}
+
+void imex_notify_domain(u8 cmd, const struct imex_domain *d)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(cmd, &hdr, NLMSG_DEFAULT_SIZE);
+	if (skb)
+		imex_notify_send(skb, hdr, imex_put_domain(skb, d, false),
+				 IMEX_GRP_EVENTS);
+}
+
+void imex_notify_channel(u8 cmd, const struct imex_channel *ch)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(cmd, &hdr, NLMSG_DEFAULT_SIZE);
+	if (skb)
+		imex_notify_send(skb, hdr, imex_put_channel(skb, ch),
+				 IMEX_GRP_EVENTS);
+}
+
+void imex_notify_node(void)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(IMEX_CMD_NODE_SET, &hdr, NLMSG_DEFAULT_SIZE);
+	if (skb)
+		imex_notify_send(skb, hdr, imex_put_node(skb), IMEX_GRP_EVENTS);
+}
+
+void imex_notify_manager(u8 cmd, u32 pid)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(cmd, &hdr, NLMSG_GOODSIZE);
+	if (skb)
+		imex_notify_send(skb, hdr,
+				 nla_put_u32(skb, IMEX_A_MANAGER_PID, pid),
+				 IMEX_GRP_EVENTS);
+}
+
+void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *msg,
+			  const char *domain)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	int err;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(IMEX_CMD_REQ_DONE, &hdr, NLMSG_GOODSIZE);
+	if (!skb)
+		return;
+	err = nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id, IMEX_A_PAD) ||
+	      nla_put_u32(skb, IMEX_A_REQ_CMD, cmd) ||
+	      nla_put_u32(skb, IMEX_A_REQ_STATUS, status) ||
+	      nla_put_string(skb, IMEX_A_DOMAIN_NAME, domain) ||
+	      (msg && nla_put_string(skb, IMEX_A_REQ_MESSAGE, msg));
+	imex_notify_send(skb, hdr, err, IMEX_GRP_EVENTS);
+}
+
+void imex_notify_req_queued(u64 id)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (imex_unloading ||
+	    !genl_has_listeners(&imex_genl_family, &init_net,
+				IMEX_GRP_MANAGER))
+		return;
+	skb = imex_notify_new(IMEX_CMD_REQ_NOTIFY, &hdr, NLMSG_GOODSIZE);
+	if (skb)
+		imex_notify_send(skb, hdr,
+				 nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id,
+						   IMEX_A_PAD),
+				 IMEX_GRP_MANAGER);
+}

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Requests: domain changes asked for by administrators, checked here against
+ * this node's state, queued for the manager (the upcall) and completed
+ * exactly once — by the manager, by timeout, or when the manager goes away.
+ * The outcome reaches the caller as IMEX_CMD_REQ_DONE on the events group.
+ */
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include "imex.h"
+
+struct imex_req {
+	struct list_head	list;
+	u64			id;
+	u32			cmd;
+	bool			accepted;
+	unsigned long		expires;
+	char			domain[IMEX_NAME_MAX];
+	int			len;
+	void			*attrs;		/* the request's attributes */
+};
+
+static LIST_HEAD(imex_reqs);
+static unsigned int imex_nreqs;
+static u64 imex_req_next_id = 1;
+
+static void imex_req_complete(struct imex_req *r, u32 status, const char *msg)
+{
+	imex_notify_req_done(r->id, r->cmd, status, msg, r->domain);
+	list_del(&r->list);
+	imex_nreqs--;
+	kfree(r->attrs);
+	kfree(r);
+}
+
+void imex_request_fail_all(u32 status, const char *msg)
+{
+	struct imex_req *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &imex_reqs, list)
+		imex_req_complete(r, status, msg);
+}
+
+void imex_requests_free(void)
+{
+	imex_request_fail_all(ESHUTDOWN, "the imex module is being unloaded");
+}
+
+unsigned long imex_requests_expire(unsigned long now)
+{
+	struct imex_req *r, *tmp;
+	unsigned long next = 0;
+
+	list_for_each_entry_safe(r, tmp, &imex_reqs, list) {
+		if (time_after_eq(now, r->expires))
+			imex_req_complete(r, ETIMEDOUT,
+					  "imexd did not finish the request in time: see 'journalctl -u imexd'");
+		else if (!next || time_before(r->expires, next))
+			next = r->expires;
+	}
+	return next;
+}
+
+/* Queue the request carried by @info and tell the manager. */
+static int imex_request_queue(struct genl_info *info, const char *domain)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct imex_req *r;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	if (!imex_manager_attached()) {
+		NL_SET_ERR_MSG(extack, "imexd is not running on this node: start it with 'systemctl start imexd'");
+		return -ESRCH;
+	}
+	if (imex_nreqs >= IMEX_REQS_MAX) {
+		imex_extack_fmt(extack, "%u requests are already waiting for imexd: retry later",
+				imex_nreqs);
+		return -ENOBUFS;
+	}
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->len = genlmsg_len(info->genlhdr);
+	r->attrs = kmemdup(genlmsg_data(info->genlhdr), r->len, GFP_KERNEL);
+	if (!r->attrs) {
+		kfree(r);
+		return -ENOMEM;
+	}
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
+				info->genlhdr->cmd);
+	if (!hdr) {
+		err = -EMSGSIZE;
+		goto fail_msg;
+	}
+	r->id = imex_req_next_id;
+	r->cmd = info->genlhdr->cmd;
+	r->expires = jiffies + msecs_to_jiffies(IMEX_REQ_TIMEOUT_MS);
+	strscpy(r->domain, domain, sizeof(r->domain));
+	if (nla_put_u64_64bit(msg, IMEX_A_REQ_ID, r->id, IMEX_A_PAD)) {
+		err = -EMSGSIZE;
+		goto fail_msg;
+	}
+	genlmsg_end(msg, hdr);
+	err = genlmsg_reply(msg, info);
+	if (err)
+		goto fail;
+	imex_req_next_id++;
+	list_add_tail(&r->list, &imex_reqs);
+	imex_nreqs++;
+	imex_reaper_kick(r->expires);
+	imex_notify_req_queued(r->id);
+	return 0;
+
+fail_msg:
+	nlmsg_free(msg);
+fail:
+	kfree(r->attrs);
+	kfree(r);
+	return err;
+}
+
+static int imex_check_grant(struct genl_info *info);
+
+/* Local checks for a new domain, so a bad request fails at once. */
+static int imex_check_create(struct genl_info *info, const char *name)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	struct imex_member *members;
+	u32 n, self;
+	int err;
+
+	if (imex_domain_find(name)) {
+		imex_extack_fmt(extack, "domain '%s' already exists on this node", name);
+		return -EEXIST;
+	}
+	if (!imex_node.fabric_set) {
+		NL_SET_ERR_MSG(extack, "this node has no fabric identity: set it with 'imexctl node set-fabric' or the fabric_uuid module parameter");
+		return -EXDEV;
+	}
+	if (imex_ndomains >= IMEX_DOMAINS_MAX) {
+		imex_extack_fmt(extack, "this node already holds %u domains, the most it may",
+				IMEX_DOMAINS_MAX);
+		return -ENOSPC;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBERS))
+		return -EINVAL;
+	err = imex_members_parse(a[IMEX_A_MEMBERS], &members, &n, &self,
+				 extack);
+	if (err)
+		return err;
+	imex_members_free(members, n);
+	if (self == U32_MAX) {
+		imex_extack_fmt(extack, "this node ('%s') is not a member of domain '%s'",
+				imex_node.name, name);
+		return -EADDRNOTAVAIL;
+	}
+	return imex_check_grant(info);
+}
+
+/* The channels a create or alloc asks for: a count or free, valid ids. */
+static int imex_check_grant(struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+	struct nlattr *e;
+	int rem, err;
+	u32 id;
+
+	if (a[IMEX_A_CHANNEL_COUNT] && a[IMEX_A_CHANNELS]) {
+		NL_SET_ERR_MSG(extack, "give a channel count or a channel list, not both");
+		return -EINVAL;
+	}
+	if (a[IMEX_A_CHANNEL_COUNT] &&
+	    nla_get_u32(a[IMEX_A_CHANNEL_COUNT]) > imex_max_channels) {
+		imex_extack_fmt(extack, "%u channels asked for; this node has max_channels=%u",
+				nla_get_u32(a[IMEX_A_CHANNEL_COUNT]),
+				imex_max_channels);
+		return -ERANGE;
+	}
+	if (!a[IMEX_A_CHANNELS])
+		return 0;
+	nla_for_each_nested(e, a[IMEX_A_CHANNELS], rem) {
+		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
+				       extack);
+		if (err)
+			return err;
+		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
+			NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
+			return -EINVAL;
+		}
+		id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
+		err = imex_channel_check_free(id, extack);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static struct imex_domain *imex_req_domain(struct genl_info *info,
+					   const char *name)
+{
+	struct imex_domain *d = imex_domain_find(name);
+
+	if (!d) {
+		imex_extack_fmt(info->extack, "no domain '%s' on this node: see 'imexctl domain list'",
+				name);
+		return ERR_PTR(-ENOENT);
+	}
+	return d;
+}
+
+static int imex_check_free(struct genl_info *info, struct imex_domain *d)
+{
+	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+	struct imex_channel *ch;
+	struct nlattr *e;
+	int rem, err;
+	u32 id;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_CHANNELS))
+		return -EINVAL;
+	nla_for_each_nested(e, info->attrs[IMEX_A_CHANNELS], rem) {
+		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
+				       info->extack);
+		if (err)
+			return err;
+		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, e, "channel entry has no id");
+			return -EINVAL;
+		}
+		id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
+		ch = imex_channel_lookup(id);
+		if (!ch || ch->domain != d) {
+			imex_extack_fmt(info->extack, "channel %u is not granted to domain '%s'",
+					id, d->name);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+static int imex_check_evict(struct genl_info *info, struct imex_domain *d)
+{
+	const char *member;
+	u32 i;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBER_NAME))
+		return -EINVAL;
+	member = nla_data(info->attrs[IMEX_A_MEMBER_NAME]);
+	for (i = 0; i < d->nmembers; i++)
+		if (!strcmp(d->members[i].name, member))
+			break;
+	if (i == d->nmembers) {
+		imex_extack_fmt(info->extack, "'%s' is not a member of domain '%s'",
+				member, d->name);
+		return -ENOENT;
+	}
+	if (i == d->self) {
+		NL_SET_ERR_MSG(info->extack, "this node cannot evict itself: delete the domain instead");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* DOMAIN_CREATE, DOMAIN_DELETE, CHANNEL_ALLOC, CHANNEL_FREE, MEMBER_EVICT */
+int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	u8 cmd = info->genlhdr->cmd;
+	struct imex_domain *d = NULL;
+	const char *name;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_DOMAIN_NAME))
+		return -EINVAL;
+	name = nla_data(info->attrs[IMEX_A_DOMAIN_NAME]);
+	if (!imex_name_valid(name)) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[IMEX_A_DOMAIN_NAME],
+				    "domain name: use letters, digits, '_', '.', '-', starting with a letter or digit");
+		return -EINVAL;
+	}
+
+	mutex_lock(&imex_lock);
+	if (cmd == IMEX_CMD_DOMAIN_CREATE) {
+		err = imex_check_create(info, name);
+	} else {
+		d = imex_req_domain(info, name);
+		err = IS_ERR(d) ? PTR_ERR(d) : 0;
+		if (!err && d->change) {
+			imex_extack_fmt(extack, "domain '%s' has a change in progress: retry when it is done",
+					name);
+			err = -EBUSY;
+		}
+		if (!err && cmd == IMEX_CMD_CHANNEL_ALLOC &&
+		    !info->attrs[IMEX_A_CHANNEL_COUNT] &&
+		    !info->attrs[IMEX_A_CHANNELS]) {
+			NL_SET_ERR_MSG(extack, "give a channel count or a channel list");
+			err = -EINVAL;
+		}
+		if (!err && cmd == IMEX_CMD_CHANNEL_ALLOC)
+			err = imex_check_grant(info);
+		if (!err && cmd == IMEX_CMD_CHANNEL_FREE)
+			err = imex_check_free(info, d);
+		if (!err && cmd == IMEX_CMD_MEMBER_EVICT)
+			err = imex_check_evict(info, d);
+	}
+	if (!err)
+		err = imex_request_queue(info, name);
+	mutex_unlock(&imex_lock);
+	return err;
+}
+
+int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct imex_req *r = NULL, *it;
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+	int err = 0;
+
+	mutex_lock(&imex_lock);
+	if (!imex_is_manager(info, extack)) {
+		err = -EACCES;
+		goto out;
+	}
+	list_for_each_entry(it, &imex_reqs, list) {
+		if (!it->accepted) {
+			r = it;
+			break;
+		}
+	}
+	if (!r) {
+		NL_SET_ERR_MSG(extack, "no request is waiting");
+		err = -ENOENT;
+		goto out;
+	}
+	msg = genlmsg_new(nla_total_size(r->len) + NLMSG_DEFAULT_SIZE,
+			  GFP_KERNEL);
+	if (!msg) {
+		err = -ENOMEM;
+		goto out;
+	}
+	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
+				IMEX_CMD_REQ_ACCEPT);
+	if (!hdr ||
+	    nla_put_u64_64bit(msg, IMEX_A_REQ_ID, r->id, IMEX_A_PAD) ||
+	    nla_put_u32(msg, IMEX_A_REQ_CMD, r->cmd)) {
+		nlmsg_free(msg);
+		err = -EMSGSIZE;
+		goto out;
+	}
+	nest = nla_reserve(msg, IMEX_A_REQ_ATTRS, r->len);
+	if (!nest) {
+		nlmsg_free(msg);
+		err = -EMSGSIZE;
+		goto out;
+	}
+	nest->nla_type |= NLA_F_NESTED;
+	memcpy(nla_data(nest), r->attrs, r->len);
+	genlmsg_end(msg, hdr);
+	err = genlmsg_reply(msg, info);
+	if (!err)
+		r->accepted = true;
+out:
+	mutex_unlock(&imex_lock);
+	return err;
+}
+
+int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr **a = info->attrs;
+	struct imex_req *r;
+	u64 id;
+	int err = -ENOENT;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_REQ_ID) ||
+	    GENL_REQ_ATTR_CHECK(info, IMEX_A_REQ_STATUS))
+		return -EINVAL;
+	id = nla_get_u64(a[IMEX_A_REQ_ID]);
+
+	mutex_lock(&imex_lock);
+	if (!imex_is_manager(info, extack)) {
+		err = -EACCES;
+		goto out;
+	}
+	list_for_each_entry(r, &imex_reqs, list) {
+		if (r->id == id) {
+			imex_req_complete(r, nla_get_u32(a[IMEX_A_REQ_STATUS]),
+					  a[IMEX_A_REQ_MESSAGE] ?
+					  nla_data(a[IMEX_A_REQ_MESSAGE]) : NULL);
+			err = 0;
+			goto out;
+		}
+	}
+	imex_extack_fmt(extack, "no pending request %llu (it timed out or was completed)",
+			id);
+out:
+	mutex_unlock(&imex_lock);
+	return err;
+}
