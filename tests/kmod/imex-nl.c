@@ -1,0 +1,941 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * imex-nl: drive the imex generic netlink family directly, for the kernel
+ * tests.  It speaks every command, including malformed ones, can stand in
+ * for the manager (a single-node "serve" loop), and checks expected
+ * outcomes, so test scripts read as lists of operations and refusals.
+ *
+ *   imex-nl [--as-uid UID] [-f SCRIPT | COMMAND [KEY=VALUE...]]
+ *
+ * A script holds one command per line, all on one netlink socket (so an
+ * "attach" lasts until the script ends).  A line may start with !ERRNO to
+ * expect that refusal; a following "msg TEXT" line checks that the last
+ * extended-ack message contains TEXT.  See usage() for the commands.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <uuid/uuid.h>
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/family.h>
+#include <linux/netlink.h>
+#include <linux/imex.h>
+
+#include "imex-nl.h"
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("imex-nl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+const char *kv_get(const struct kv *kv, const char *key)
+{
+	for (int i = 0; i < kv->n; i++)
+		if (!strcmp(kv->key[i], key))
+			return kv->val[i];
+	return NULL;
+}
+
+uint64_t parse_u64(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || !*s || *end)
+		die("'%s' is not a number", s);
+	return v;
+}
+
+static int errno_from_name(const char *name)
+{
+	for (int e = 1; e < 200; e++) {
+		const char *n = strerrorname_np(e);
+
+		if (n && !strcmp(n, name))
+			return e;
+	}
+	die("unknown errno name '%s'", name);
+	return 0;
+}
+
+static const char *errname(int e)
+{
+	const char *n = e ? strerrorname_np(e) : "OK";
+
+	return n ? n : "E?";
+}
+
+/* --- netlink plumbing ---------------------------------------------------- */
+
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct ctx *c = arg;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	size_t off = sizeof(*e);
+	int len;
+
+	(void)nla;
+	c->err = -e->error;
+	c->msg[0] = 0;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NL_STOP;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
+	if (len <= 0)
+		return NL_STOP;
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
+		      len, NULL) == 0 && tb[NLMSGERR_ATTR_MSG])
+		snprintf(c->msg, sizeof(c->msg), "%s",
+			 (char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
+	if (tb[NLMSGERR_ATTR_MISS_TYPE] && !c->msg[0])
+		snprintf(c->msg, sizeof(c->msg), "missing attribute %u",
+			 nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
+	return NL_STOP;
+}
+
+static int on_ack(struct nl_msg *m, void *arg)
+{
+	(void)m;
+	((struct ctx *)arg)->err = 0;
+	return NL_STOP;
+}
+
+static int on_finish(struct nl_msg *m, void *arg)
+{
+	(void)m;
+	((struct ctx *)arg)->err = 0;
+	return NL_STOP;
+}
+
+static int on_intr(struct nl_msg *m, void *arg)
+{
+	(void)m;
+	((struct ctx *)arg)->dump_intr = true;
+	return NL_OK;
+}
+
+static struct nl_sock *open_sock(struct ctx *c)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+
+	if (!sk || genl_connect(sk))
+		die("cannot open a generic netlink socket");
+	{
+		int one = 1;
+
+		/* libnl 3.7 has no helper for extended acks. */
+		setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK,
+			   &one, sizeof(one));
+	}
+	nl_socket_set_msg_buf_size(sk, 1 << 20);
+	nl_socket_set_buffer_size(sk, 1 << 20, 1 << 20);
+	nl_cb_err(nl_socket_get_cb(sk), NL_CB_CUSTOM, on_error, c);
+	nl_socket_modify_cb(sk, NL_CB_ACK, NL_CB_CUSTOM, on_ack, c);
+	nl_socket_modify_cb(sk, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, c);
+	nl_socket_modify_cb(sk, NL_CB_DUMP_INTR, NL_CB_CUSTOM, on_intr, c);
+	return sk;
+}
+
+static void ctx_init(struct ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sk = open_sock(c);
+	c->family = genl_ctrl_resolve(c->sk, IMEX_GENL_NAME);
+	if (c->family < 0)
+		die("the imex family is not registered: is imex.ko loaded?");
+	c->grp_events = genl_ctrl_resolve_grp(c->sk, IMEX_GENL_NAME,
+					      IMEX_MCGRP_EVENTS);
+	c->grp_manager = genl_ctrl_resolve_grp(c->sk, IMEX_GENL_NAME,
+					       IMEX_MCGRP_MANAGER);
+}
+
+static void events_open(struct ctx *c)
+{
+	if (c->ev)
+		return;
+	c->ev = open_sock(c);
+	nl_socket_disable_seq_check(c->ev);
+	if (nl_socket_add_membership(c->ev, c->grp_events))
+		die("cannot join the events group");
+}
+
+struct nl_msg *msg_new(struct ctx *c, int cmd, int flags)
+{
+	struct nl_msg *m = nlmsg_alloc_size(1 << 20);
+
+	if (!m || !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0,
+			       flags, (uint8_t)cmd, IMEX_GENL_VERSION))
+		die("out of memory");
+	return m;
+}
+
+/* Send, then receive replies through @valid until the ack or an error. */
+int transact(struct ctx *c, struct nl_msg *m, nl_recvmsg_msg_cb_t valid,
+		    void *arg)
+{
+	int r;
+
+	c->err = -1;
+	c->msg[0] = 0;
+	c->dump_intr = false;
+	nl_socket_modify_cb(c->sk, NL_CB_VALID, valid ? NL_CB_CUSTOM :
+			    NL_CB_DEFAULT, valid, arg);
+	nlmsg_hdr(m)->nlmsg_flags |= NLM_F_ACK;
+	r = nl_send_auto(c->sk, m);
+	nlmsg_free(m);
+	if (r < 0)
+		die("send: %s", nl_geterror(r));
+	while (c->err == -1) {
+		r = nl_recvmsgs_default(c->sk);
+		if (r < 0 && c->err == -1)
+			die("receive: %s", nl_geterror(r));
+	}
+	return c->err;
+}
+
+/* --- attribute builders ---------------------------------------------------- */
+
+static void put_uuid(struct nl_msg *m, int type, const char *s)
+{
+	uuid_t u;
+
+	if (uuid_parse(s, u))
+		die("'%s' is not a UUID", s);
+	nla_put(m, type, 16, u);
+}
+
+/* members=name[@addr],name... */
+static void put_members(struct nl_msg *m, const char *list, const char *states)
+{
+	struct nlattr *arr = nla_nest_start(m, IMEX_A_MEMBERS);
+	char *dup = strdup(list), *save = NULL, *tok;
+	int i = 1;
+
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save), i++) {
+		struct nlattr *e = nla_nest_start(m, i);
+		char *at = strchr(tok, '@');
+
+		if (at)
+			*at++ = 0;
+		nla_put_string(m, IMEX_A_MEMBER_ENTRY_NAME, tok);
+		if (at)
+			nla_put_string(m, IMEX_A_MEMBER_ADDR, at);
+		if (states)
+			nla_put_u32(m, IMEX_A_MEMBER_STATE, (uint32_t)parse_u64(states));
+		nla_nest_end(m, e);
+	}
+	nla_nest_end(m, arr);
+	free(dup);
+}
+
+/* channels=1,2,5-9 */
+static void put_channels(struct nl_msg *m, const struct kv *kv)
+{
+	const char *list = kv_get(kv, "channels");
+	const char *uid = kv_get(kv, "uid"), *gid = kv_get(kv, "gid");
+	const char *mode = kv_get(kv, "mode");
+	struct nlattr *arr;
+	char *dup, *save = NULL, *tok;
+	int i = 1;
+
+	if (!list)
+		return;
+	arr = nla_nest_start(m, IMEX_A_CHANNELS);
+	dup = strdup(list);
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+
+		if (dash)
+			*dash = 0;
+		lo = parse_u64(tok);
+		hi = dash ? parse_u64(dash + 1) : lo;
+		for (uint64_t id = lo; id <= hi; id++, i++) {
+			struct nlattr *e = nla_nest_start(m, i);
+
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, (uint32_t)id);
+			if (uid)
+				nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID,
+					    (uint32_t)parse_u64(uid));
+			if (gid)
+				nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID,
+					    (uint32_t)parse_u64(gid));
+			if (mode)
+				nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE,
+					    (uint32_t)strtoul(mode, NULL, 8));
+			nla_nest_end(m, e);
+		}
+	}
+	nla_nest_end(m, arr);
+	free(dup);
+}
+
+static void put_fabric(struct nl_msg *m, const char *spec)
+{
+	char *dup = strdup(spec), *colon = strrchr(dup, ':');
+
+	if (!colon)
+		die("fabric wants UUID:PARTITION, not '%s'", spec);
+	*colon = 0;
+	put_uuid(m, IMEX_A_FABRIC_UUID, dup);
+	nla_put_u32(m, IMEX_A_FABRIC_PARTITION, (uint32_t)parse_u64(colon + 1));
+	free(dup);
+}
+
+static uint32_t state_from_name(const char *s)
+{
+	static const char *const names[] = { "prepared", "down", "ready",
+					     "degraded" };
+
+	for (uint32_t i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return (uint32_t)parse_u64(s);
+}
+
+static uint32_t op_from_name(const char *s)
+{
+	static const char *const names[] = { "create", "delete", "add",
+					     "remove", "members" };
+
+	for (uint32_t i = 0; i < 5; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return (uint32_t)parse_u64(s);
+}
+
+/* a=TYPE:KIND:VALUE with KIND u8/u16/u32/u64/str/bin(hex)/flag/empty */
+static void put_raw(struct nl_msg *m, const char *spec)
+{
+	char *dup = strdup(spec), *kind, *val;
+	int type;
+
+	kind = strchr(dup, ':');
+	if (!kind)
+		die("raw attribute wants TYPE:KIND[:VALUE]");
+	*kind++ = 0;
+	type = (int)parse_u64(dup);
+	val = strchr(kind, ':');
+	if (val)
+		*val++ = 0;
+	if (!strcmp(kind, "u8"))
+		nla_put_u8(m, type, (uint8_t)parse_u64(val));
+	else if (!strcmp(kind, "u16"))
+		nla_put_u16(m, type, (uint16_t)parse_u64(val));
+	else if (!strcmp(kind, "u32"))
+		nla_put_u32(m, type, (uint32_t)parse_u64(val));
+	else if (!strcmp(kind, "u64"))
+		nla_put_u64(m, type, parse_u64(val));
+	else if (!strcmp(kind, "str"))
+		nla_put_string(m, type, val ? val : "");
+	else if (!strcmp(kind, "strn"))	/* no NUL terminator */
+		nla_put(m, type, (int)strlen(val), val);
+	else if (!strcmp(kind, "long"))	/* a string of N 'x' */
+		{
+			size_t n = parse_u64(val);
+			char *s = malloc(n + 1);
+
+			memset(s, 'x', n);
+			s[n] = 0;
+			nla_put_string(m, type, s);
+			free(s);
+		}
+	else if (!strcmp(kind, "bin")) {
+		size_t n = val ? strlen(val) / 2 : 0;
+		unsigned char *b = calloc(1, n + 1);
+
+		for (size_t i = 0; i < n; i++)
+			sscanf(val + 2 * i, "%2hhx", &b[i]);
+		nla_put(m, type, (int)n, b);
+		free(b);
+	} else if (!strcmp(kind, "flag"))
+		nla_put_flag(m, type);
+	else if (!strcmp(kind, "nest"))
+		nla_nest_end(m, nla_nest_start(m, type));
+	else
+		die("unknown raw kind '%s'", kind);
+	free(dup);
+}
+
+/* Attributes common to most commands, by key. */
+static void put_common(struct nl_msg *m, const struct kv *kv)
+{
+	const char *v;
+
+	if ((v = kv_get(kv, "name")))
+		nla_put_string(m, IMEX_A_DOMAIN_NAME, v);
+	if ((v = kv_get(kv, "uuid")))
+		put_uuid(m, IMEX_A_DOMAIN_UUID, v);
+	if ((v = kv_get(kv, "fabric")))
+		put_fabric(m, v);
+	if ((v = kv_get(kv, "members")))
+		put_members(m, v, NULL);
+	if ((v = kv_get(kv, "count")))
+		nla_put_u32(m, IMEX_A_CHANNEL_COUNT, (uint32_t)parse_u64(v));
+	/* Requests carry the owner at the top; changes per channel entry. */
+	if ((v = kv_get(kv, "uid")))
+		nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "gid")))
+		nla_put_u32(m, IMEX_A_CHANNEL_GID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "mode")))
+		nla_put_u32(m, IMEX_A_CHANNEL_MODE, (uint32_t)strtoul(v, NULL, 8));
+	put_channels(m, kv);
+	if ((v = kv_get(kv, "member")))
+		nla_put_string(m, IMEX_A_MEMBER_NAME, v);
+	for (int i = 0; i < kv->n; i++)
+		if (!strcmp(kv->key[i], "a"))
+			put_raw(m, kv->val[i]);
+}
+
+/* --- printing ---------------------------------------------------------------- */
+
+static void print_uuid(const char *key, struct nlattr *a)
+{
+	char s[37];
+
+	if (!a || nla_len(a) != 16)
+		return;
+	uuid_unparse_lower(nla_data(a), s);
+	printf(" %s=%s", key, s);
+}
+
+static void print_u32(const char *key, struct nlattr *a)
+{
+	if (a)
+		printf(" %s=%u", key, nla_get_u32(a));
+}
+
+static void print_str(const char *key, struct nlattr *a)
+{
+	if (a)
+		printf(" %s=%s", key, (char *)nla_data(a));
+}
+
+static int print_msg(struct nl_msg *m, void *arg)
+{
+	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(m));
+	struct nlattr *tb[IMEX_A_MAX + 1];
+	struct ctx *c = arg;
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL))
+		return NL_SKIP;
+	if (tb[IMEX_A_REQ_ID])
+		c->req_id = nla_get_u64(tb[IMEX_A_REQ_ID]);
+	if (c->quiet)
+		return NL_OK;
+	printf("cmd=%u", g->cmd);
+	print_str("node", tb[IMEX_A_NODE_NAME]);
+	print_uuid("node_uuid", tb[IMEX_A_NODE_UUID]);
+	print_u32("max_channels", tb[IMEX_A_MAX_CHANNELS]);
+	print_u32("major", tb[IMEX_A_CHRDEV_MAJOR]);
+	print_u32("manager_pid", tb[IMEX_A_MANAGER_PID]);
+	print_u32("domains", tb[IMEX_A_DOMAIN_COUNT]);
+	print_str("name", tb[IMEX_A_DOMAIN_NAME]);
+	print_uuid("uuid", tb[IMEX_A_DOMAIN_UUID]);
+	print_uuid("fabric", tb[IMEX_A_FABRIC_UUID]);
+	print_u32("partition", tb[IMEX_A_FABRIC_PARTITION]);
+	print_u32("state", tb[IMEX_A_DOMAIN_STATE]);
+	print_u32("members", tb[IMEX_A_MEMBER_COUNT]);
+	print_u32("self", tb[IMEX_A_MEMBER_SELF]);
+	print_u32("nchannels", tb[IMEX_A_CHANNEL_COUNT]);
+	print_u32("channel", tb[IMEX_A_CHANNEL_ID]);
+	print_u32("chstate", tb[IMEX_A_CHANNEL_STATE]);
+	print_u32("uid", tb[IMEX_A_CHANNEL_UID]);
+	print_u32("gid", tb[IMEX_A_CHANNEL_GID]);
+	if (tb[IMEX_A_CHANNEL_MODE])
+		printf(" mode=%04o", nla_get_u32(tb[IMEX_A_CHANNEL_MODE]));
+	print_u32("open", tb[IMEX_A_CHANNEL_OPEN_COUNT]);
+	if (tb[IMEX_A_REQ_ID])
+		printf(" req=%" PRIu64, nla_get_u64(tb[IMEX_A_REQ_ID]));
+	print_u32("reqcmd", tb[IMEX_A_REQ_CMD]);
+	print_u32("status", tb[IMEX_A_REQ_STATUS]);
+	print_str("message", tb[IMEX_A_REQ_MESSAGE]);
+	if (tb[IMEX_A_CHANGE_ID])
+		printf(" change=%" PRIu64, nla_get_u64(tb[IMEX_A_CHANGE_ID]));
+	print_u32("op", tb[IMEX_A_CHANGE_OP]);
+	print_u32("lease_left", tb[IMEX_A_CHANGE_LEASE_MS]);
+	if (tb[IMEX_A_CHANNEL_IDS]) {
+		uint32_t *ids = nla_data(tb[IMEX_A_CHANNEL_IDS]);
+		int n = nla_len(tb[IMEX_A_CHANNEL_IDS]) / 4;
+
+		printf(" ids=");
+		for (int i = 0; i < n; i++)
+			printf("%s%u", i ? "," : "", ids[i]);
+	}
+	if (tb[IMEX_A_MEMBERS]) {
+		struct nlattr *e, *mt[IMEX_A_MEMBER_MAX + 1];
+		int rem;
+
+		nla_for_each_nested(e, tb[IMEX_A_MEMBERS], rem) {
+			if (nla_parse_nested(mt, IMEX_A_MEMBER_MAX, e, NULL))
+				continue;
+			printf(" member=%s", mt[IMEX_A_MEMBER_ENTRY_NAME] ?
+			       (char *)nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]) : "?");
+			if (mt[IMEX_A_MEMBER_ADDR])
+				printf("@%s", (char *)nla_data(mt[IMEX_A_MEMBER_ADDR]));
+			if (mt[IMEX_A_MEMBER_STATE])
+				printf(":%u", nla_get_u32(mt[IMEX_A_MEMBER_STATE]));
+			if (mt[IMEX_A_MEMBER_VIEW]) {
+				unsigned char *v = nla_data(mt[IMEX_A_MEMBER_VIEW]);
+
+				printf(":");
+				for (int i = 0; i < nla_len(mt[IMEX_A_MEMBER_VIEW]); i++)
+					printf("%u", v[i]);
+			}
+		}
+	}
+	printf("\n");
+	return NL_OK;
+}
+
+/* --- commands ---------------------------------------------------------------- */
+
+static int cmd_simple(struct ctx *c, int cmd, const struct kv *kv, int flags)
+{
+	struct nl_msg *m = msg_new(c, cmd, flags);
+
+	put_common(m, kv);
+	return transact(c, m, print_msg, c);
+}
+
+struct req_wait {
+	struct ctx *c;
+	uint64_t id;
+	bool done;
+	uint32_t status;
+	char message[IMEX_MESSAGE_MAX];
+};
+
+static int on_event_req(struct nl_msg *m, void *arg)
+{
+	struct req_wait *w = arg;
+	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(m));
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (g->cmd != IMEX_CMD_REQ_DONE ||
+	    genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_REQ_ID] || nla_get_u64(tb[IMEX_A_REQ_ID]) != w->id)
+		return NL_OK;
+	w->done = true;
+	w->status = tb[IMEX_A_REQ_STATUS] ? nla_get_u32(tb[IMEX_A_REQ_STATUS]) : 0;
+	w->message[0] = 0;
+	if (tb[IMEX_A_REQ_MESSAGE])
+		snprintf(w->message, sizeof(w->message), "%s",
+			 (char *)nla_data(tb[IMEX_A_REQ_MESSAGE]));
+	return NL_STOP;
+}
+
+int wait_fd(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do {
+		r = poll(&p, 1, timeout_ms);
+	} while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* A request: refused at once, or completed later on the events group. */
+static int cmd_request(struct ctx *c, int cmd, const struct kv *kv)
+{
+	struct req_wait w = { .c = c };
+	const char *t = kv_get(kv, "timeout");
+	int timeout_ms = t ? (int)parse_u64(t) : 20000;
+	struct timespec start, now;
+	int err;
+
+	events_open(c);
+	err = cmd_simple(c, cmd, kv, 0);
+	if (err || kv_get(kv, "nowait"))
+		return err;
+	w.id = c->req_id;
+	nl_socket_modify_cb(c->ev, NL_CB_VALID, NL_CB_CUSTOM, on_event_req, &w);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!w.done) {
+		long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000 +
+				     (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0 || wait_fd(nl_socket_get_fd(c->ev), (int)left) <= 0) {
+			snprintf(c->msg, sizeof(c->msg), "no REQ_DONE for request %" PRIu64, w.id);
+			return c->err = ETIME;
+		}
+		nl_recvmsgs_default(c->ev);
+	}
+	snprintf(c->msg, sizeof(c->msg), "%s", w.message);
+	if (!c->quiet)
+		printf("done req=%" PRIu64 " status=%u message=%s\n", w.id,
+		       w.status, w.message);
+	return c->err = (int)w.status;
+}
+
+static int cmd_prepare(struct ctx *c, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_CHANGE_PREPARE, 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "change")))
+		nla_put_u64(m, IMEX_A_CHANGE_ID, parse_u64(v));
+	if ((v = kv_get(kv, "op")))
+		nla_put_u32(m, IMEX_A_CHANGE_OP, op_from_name(v));
+	if ((v = kv_get(kv, "lease")))
+		nla_put_u32(m, IMEX_A_CHANGE_LEASE_MS, (uint32_t)parse_u64(v));
+	put_common(m, kv);
+	return transact(c, m, print_msg, c);
+}
+
+static int cmd_change_id(struct ctx *c, int cmd, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, cmd, 0);
+	const char *v = kv_get(kv, "change");
+
+	if (v)
+		nla_put_u64(m, IMEX_A_CHANGE_ID, parse_u64(v));
+	put_common(m, kv);
+	return transact(c, m, print_msg, c);
+}
+
+static int cmd_status(struct ctx *c, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_DOMAIN_SET_STATUS, 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "state")))
+		nla_put_u32(m, IMEX_A_DOMAIN_STATE, state_from_name(v));
+	if ((v = kv_get(kv, "name")))
+		nla_put_string(m, IMEX_A_DOMAIN_NAME, v);
+	/* view=NAME:STATE:DIGITS,... */
+	if ((v = kv_get(kv, "view"))) {
+		struct nlattr *arr = nla_nest_start(m, IMEX_A_MEMBERS);
+		char *dup = strdup(v), *save = NULL, *tok;
+		int i = 1;
+
+		for (tok = strtok_r(dup, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save), i++) {
+			struct nlattr *e = nla_nest_start(m, i);
+			char *st = strchr(tok, ':'), *vw = NULL;
+
+			if (st) {
+				*st++ = 0;
+				vw = strchr(st, ':');
+				if (vw)
+					*vw++ = 0;
+			}
+			nla_put_string(m, IMEX_A_MEMBER_ENTRY_NAME, tok);
+			if (st && *st)
+				nla_put_u32(m, IMEX_A_MEMBER_STATE, (uint32_t)parse_u64(st));
+			if (vw) {
+				unsigned char b[IMEX_MEMBERS_MAX];
+				size_t n = strlen(vw);
+
+				for (size_t j = 0; j < n && j < sizeof(b); j++)
+					b[j] = (unsigned char)(vw[j] - '0');
+				nla_put(m, IMEX_A_MEMBER_VIEW, (int)n, b);
+			}
+			nla_nest_end(m, e);
+		}
+		nla_nest_end(m, arr);
+		free(dup);
+	}
+	return transact(c, m, print_msg, c);
+}
+
+static int cmd_node_set(struct ctx *c, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_NODE_SET, 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "node")))
+		nla_put_string(m, IMEX_A_NODE_NAME, v);
+	if ((v = kv_get(kv, "node_uuid")))
+		put_uuid(m, IMEX_A_NODE_UUID, v);
+	if ((v = kv_get(kv, "fabric")))
+		put_fabric(m, v);
+	for (int i = 0; i < kv->n; i++)
+		if (!strcmp(kv->key[i], "a"))
+			put_raw(m, kv->val[i]);
+	return transact(c, m, print_msg, c);
+}
+
+static int cmd_channel_set(struct ctx *c, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_CHANNEL_SET, 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "id")))
+		nla_put_u32(m, IMEX_A_CHANNEL_ID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "uid")))
+		nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "gid")))
+		nla_put_u32(m, IMEX_A_CHANNEL_GID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "mode")))
+		nla_put_u32(m, IMEX_A_CHANNEL_MODE, (uint32_t)strtoul(v, NULL, 8));
+	return transact(c, m, print_msg, c);
+}
+
+static int cmd_channel_get(struct ctx *c, const struct kv *kv, bool dump)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_CHANNEL_GET, dump ? NLM_F_DUMP : 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "id")))
+		nla_put_u32(m, IMEX_A_CHANNEL_ID, (uint32_t)parse_u64(v));
+	put_common(m, kv);
+	return transact(c, m, print_msg, c);
+}
+
+static int cmd_done(struct ctx *c, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_REQ_DONE, 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "req")))
+		nla_put_u64(m, IMEX_A_REQ_ID, strcmp(v, "last") ?
+			    parse_u64(v) : c->req_id);
+	if ((v = kv_get(kv, "status")))
+		nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "msg")))
+		nla_put_string(m, IMEX_A_REQ_MESSAGE, v);
+	return transact(c, m, print_msg, c);
+}
+
+/* Print the next N events (or fail after timeout ms). */
+static int on_event_print(struct nl_msg *m, void *arg)
+{
+	int *left = arg;
+	struct ctx dummy = { 0 };
+
+	print_msg(m, &dummy);
+	(*left)--;
+	return NL_OK;
+}
+
+static int cmd_events(struct ctx *c, const struct kv *kv)
+{
+	const char *v = kv_get(kv, "count"), *t = kv_get(kv, "timeout");
+	int left = v ? (int)parse_u64(v) : 1;
+	int timeout_ms = t ? (int)parse_u64(t) : 10000;
+
+	events_open(c);
+	nl_socket_modify_cb(c->ev, NL_CB_VALID, NL_CB_CUSTOM, on_event_print, &left);
+	while (left > 0) {
+		if (wait_fd(nl_socket_get_fd(c->ev), timeout_ms) <= 0)
+			return c->err = ETIME;
+		nl_recvmsgs_default(c->ev);
+		fflush(stdout);
+	}
+	return c->err = 0;
+}
+
+static void usage(void)
+{
+	fputs("usage: imex-nl [--as-uid UID] [-q] (-f SCRIPT | COMMAND [KEY=VALUE...])\n"
+	      "commands:\n"
+	      "  node-get | node-set [node=] [node_uuid=] [fabric=UUID:PART]\n"
+	      "  create name= members=N[@ADDR],... [count=] [channels=1,2-5] [uid= gid= mode=] [nowait=1]\n"
+	      "  delete name= | alloc name= count=|channels= | free name= channels= | evict name= member=\n"
+	      "  domain name=|uuid= | domains | channel id= | channels [name=] | channel-set id= [uid= gid= mode=]\n"
+	      "  attach | detach | accept | done req= status= [msg=]\n"
+	      "  prepare change= op=create|delete|add|remove|members name= [uuid= fabric= members= channels= lease=]\n"
+	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
+	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
+	      "  every command accepts a=TYPE:KIND:VALUE raw attributes (KIND u8 u16 u32 u64 str strn long bin flag nest)\n",
+	      stderr);
+	exit(2);
+}
+
+static int run(struct ctx *c, const char *cmd, const struct kv *kv)
+{
+	if (!strcmp(cmd, "node-get"))
+		return cmd_simple(c, IMEX_CMD_NODE_GET, kv, 0);
+	if (!strcmp(cmd, "node-set"))
+		return cmd_node_set(c, kv);
+	if (!strcmp(cmd, "create"))
+		return cmd_request(c, IMEX_CMD_DOMAIN_CREATE, kv);
+	if (!strcmp(cmd, "delete"))
+		return cmd_request(c, IMEX_CMD_DOMAIN_DELETE, kv);
+	if (!strcmp(cmd, "alloc"))
+		return cmd_request(c, IMEX_CMD_CHANNEL_ALLOC, kv);
+	if (!strcmp(cmd, "free"))
+		return cmd_request(c, IMEX_CMD_CHANNEL_FREE, kv);
+	if (!strcmp(cmd, "evict"))
+		return cmd_request(c, IMEX_CMD_MEMBER_EVICT, kv);
+	if (!strcmp(cmd, "domain"))
+		return cmd_simple(c, IMEX_CMD_DOMAIN_GET, kv, 0);
+	if (!strcmp(cmd, "domains"))
+		return cmd_simple(c, IMEX_CMD_DOMAIN_GET, kv, NLM_F_DUMP);
+	if (!strcmp(cmd, "channel"))
+		return cmd_channel_get(c, kv, false);
+	if (!strcmp(cmd, "channels"))
+		return cmd_channel_get(c, kv, true);
+	if (!strcmp(cmd, "channel-set"))
+		return cmd_channel_set(c, kv);
+	if (!strcmp(cmd, "attach"))
+		return cmd_simple(c, IMEX_CMD_MANAGER_ATTACH, kv, 0);
+	if (!strcmp(cmd, "detach"))
+		return cmd_simple(c, IMEX_CMD_MANAGER_DETACH, kv, 0);
+	if (!strcmp(cmd, "accept"))
+		return cmd_simple(c, IMEX_CMD_REQ_ACCEPT, kv, 0);
+	if (!strcmp(cmd, "done"))
+		return cmd_done(c, kv);
+	if (!strcmp(cmd, "prepare"))
+		return cmd_prepare(c, kv);
+	if (!strcmp(cmd, "commit"))
+		return cmd_change_id(c, IMEX_CMD_CHANGE_COMMIT, kv);
+	if (!strcmp(cmd, "abort"))
+		return cmd_change_id(c, IMEX_CMD_CHANGE_ABORT, kv);
+	if (!strcmp(cmd, "changes"))
+		return cmd_simple(c, IMEX_CMD_CHANGE_GET, kv, NLM_F_DUMP);
+	if (!strcmp(cmd, "status"))
+		return cmd_status(c, kv);
+	if (!strcmp(cmd, "events"))
+		return cmd_events(c, kv);
+	if (!strcmp(cmd, "serve"))
+		return cmd_serve(c, kv);
+	if (!strcmp(cmd, "hold")) {
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(cmd, "raw")) {
+		const char *v = kv_get(kv, "cmd"), *f = kv_get(kv, "flags");
+
+		if (!v)
+			die("raw needs cmd=N");
+		return cmd_simple(c, (int)parse_u64(v), kv,
+				  f && !strcmp(f, "dump") ? NLM_F_DUMP : 0);
+	}
+	die("unknown command '%s'", cmd);
+	return 0;
+}
+
+/* One line: [!ERRNO] COMMAND KEY=VALUE...  or  msg TEXT */
+static int run_line(struct ctx *c, char *line, int lineno)
+{
+	char *argv[MAX_ARGS + 2] = { NULL };
+	int argc = 0, expect = 0;
+	struct kv kv = { .n = 0 };
+	char *save = NULL, *tok;
+	int err;
+
+	line[strcspn(line, "\n")] = 0;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line || *line == '#')
+		return 0;
+	if (!strncmp(line, "msg ", 4)) {
+		if (!strstr(c->msg, line + 4)) {
+			fprintf(stderr, "line %d: message '%s' does not contain '%s'\n",
+				lineno, c->msg, line + 4);
+			return 1;
+		}
+		return 0;
+	}
+	for (tok = strtok_r(line, " \t", &save); tok && argc < MAX_ARGS + 1;
+	     tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	if (argv[0][0] == '!') {
+		expect = errno_from_name(argv[0] + 1);
+		memmove(argv, argv + 1, --argc * sizeof(*argv));
+	}
+	if (!argc)
+		die("line %d: no command", lineno);
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq)
+			die("line %d: '%s' is not KEY=VALUE", lineno, argv[i]);
+		*eq = 0;
+		kv.key[kv.n] = argv[i];
+		kv.val[kv.n++] = eq + 1;
+	}
+	err = run(c, argv[0], &kv);
+	if (err != expect) {
+		fprintf(stderr, "line %d: %s: expected %s, got %s (%s)\n", lineno,
+			argv[0], errname(expect), errname(err), c->msg);
+		return 1;
+	}
+	if (err && !c->quiet)
+		printf("refused %s: %s\n", errname(err), c->msg);
+	fflush(stdout);
+	return 0;
+}
+
+static void drop_to_uid(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
+		die("cannot become uid %u: %s", uid, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	const char *script = NULL;
+	struct ctx c;
+	int i = 1, failed = 0;
+	bool quiet = false;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--as-uid") && i + 1 < argc)
+			drop_to_uid((uid_t)parse_u64(argv[++i]));
+		else if (!strcmp(argv[i], "-f") && i + 1 < argc)
+			script = argv[++i];
+		else if (!strcmp(argv[i], "-q"))
+			quiet = true;
+		else
+			usage();
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ctx_init(&c);
+	c.quiet = quiet;
+	if (script) {
+		FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
+		char line[8192];
+		int lineno = 0;
+
+		if (!f)
+			die("cannot open %s: %s", script, strerror(errno));
+		while (fgets(line, sizeof(line), f) && !failed)
+			failed = run_line(&c, line, ++lineno);
+		return failed;
+	}
+	if (i >= argc)
+		usage();
+	{
+		char buf[8192] = "";
+
+		for (int j = i; j < argc; j++) {
+			strncat(buf, argv[j], sizeof(buf) - strlen(buf) - 2);
+			strcat(buf, " ");
+		}
+		return run_line(&c, buf, 0);
+	}
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A single-node stand-in for imexd, so the kernel's request path can be
+ * tested before and apart from the daemon: attach as manager, wait for
+ * request notifications, and carry each request out as PREPARE + COMMIT on
+ * this node alone.  crash=prepare stops after PREPARE and blocks forever, as
+ * a coordinator that died mid-change.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+#include <linux/imex.h>
+#include "imex-nl.h"
+
+struct node_info {
+	uint8_t fabric[16];
+	uint32_t partition;
+	uint32_t max_channels;
+	uint8_t *used;		/* max_channels flags */
+};
+
+static int on_node(struct nl_msg *m, void *arg)
+{
+	struct node_info *n = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL))
+		return NL_SKIP;
+	if (tb[IMEX_A_FABRIC_UUID])
+		memcpy(n->fabric, nla_data(tb[IMEX_A_FABRIC_UUID]), 16);
+	if (tb[IMEX_A_FABRIC_PARTITION])
+		n->partition = nla_get_u32(tb[IMEX_A_FABRIC_PARTITION]);
+	if (tb[IMEX_A_MAX_CHANNELS])
+		n->max_channels = nla_get_u32(tb[IMEX_A_MAX_CHANNELS]);
+	return NL_OK;
+}
+
+static int on_channel(struct nl_msg *m, void *arg)
+{
+	struct node_info *n = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+	uint32_t id;
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_CHANNEL_ID])
+		return NL_SKIP;
+	id = nla_get_u32(tb[IMEX_A_CHANNEL_ID]);
+	if (id < n->max_channels)
+		n->used[id] = 1;
+	return NL_OK;
+}
+
+static void node_info_load(struct ctx *c, struct node_info *n)
+{
+	free(n->used);
+	memset(n, 0, sizeof(*n));
+	transact(c, msg_new(c, IMEX_CMD_NODE_GET, 0), on_node, n);
+	n->used = calloc(n->max_channels ? n->max_channels : 1, 1);
+	transact(c, msg_new(c, IMEX_CMD_CHANNEL_GET, NLM_F_DUMP), on_channel, n);
+}
+
+struct accepted {
+	uint64_t id;
+	uint32_t cmd;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+	struct nl_msg *keep;
+};
+
+static int on_accept(struct nl_msg *m, void *arg)
+{
+	struct accepted *a = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_REQ_ID] || !tb[IMEX_A_REQ_ATTRS])
+		return NL_SKIP;
+	a->id = nla_get_u64(tb[IMEX_A_REQ_ID]);
+	a->cmd = nla_get_u32(tb[IMEX_A_REQ_CMD]);
+	nlmsg_get(m);
+	a->keep = m;
+	nla_parse_nested(a->tb, IMEX_A_MAX, tb[IMEX_A_REQ_ATTRS], NULL);
+	return NL_OK;
+}
+
+/* Channel entries for the change: the request's list, or the lowest free. */
+static int put_change_channels(struct nl_msg *m, struct accepted *a,
+			       struct node_info *n)
+{
+	struct nlattr **tb = a->tb, *arr, *e;
+	uint32_t uid = tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0;
+	uint32_t gid = tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0;
+	uint32_t mode = tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600;
+	uint32_t want = tb[IMEX_A_CHANNEL_COUNT] ? nla_get_u32(tb[IMEX_A_CHANNEL_COUNT]) : 0;
+	int i = 1, rem;
+
+	arr = nla_nest_start(m, IMEX_A_CHANNELS);
+	if (tb[IMEX_A_CHANNELS]) {
+		nla_for_each_nested(e, tb[IMEX_A_CHANNELS], rem) {
+			struct nlattr *ct[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+			struct nlattr *ne;
+
+			if (nla_parse_nested(ct, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL) ||
+			    !ct[IMEX_A_CHANNEL_ENTRY_ID])
+				continue;
+			ne = nla_nest_start(m, i++);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID,
+				    nla_get_u32(ct[IMEX_A_CHANNEL_ENTRY_ID]));
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, uid);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, gid);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, mode);
+			nla_nest_end(m, ne);
+		}
+	} else {
+		for (uint32_t id = 0; id < n->max_channels && want; id++) {
+			struct nlattr *ne;
+
+			if (n->used[id])
+				continue;
+			ne = nla_nest_start(m, i++);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, id);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, uid);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, gid);
+			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, mode);
+			nla_nest_end(m, ne);
+			want--;
+		}
+		if (want)
+			return -ENOSPC;
+	}
+	nla_nest_end(m, arr);
+	return i - 1;
+}
+
+/* EVICT: the domain's member list without the evicted member. */
+struct evict {
+	const char *who;
+	struct nl_msg *m;
+	bool ok;
+};
+
+static int on_domain_evict(struct nl_msg *msg, void *arg)
+{
+	struct evict *ev = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1], *e, *arr;
+	int i = 1, rem;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_MEMBERS])
+		return NL_SKIP;
+	arr = nla_nest_start(ev->m, IMEX_A_MEMBERS);
+	nla_for_each_nested(e, tb[IMEX_A_MEMBERS], rem) {
+		struct nlattr *mt[IMEX_A_MEMBER_MAX + 1], *ne;
+
+		if (nla_parse_nested(mt, IMEX_A_MEMBER_MAX, e, NULL) ||
+		    !mt[IMEX_A_MEMBER_ENTRY_NAME] ||
+		    !strcmp(nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]), ev->who))
+			continue;
+		ne = nla_nest_start(ev->m, i++);
+		nla_put_string(ev->m, IMEX_A_MEMBER_ENTRY_NAME,
+			       nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]));
+		if (mt[IMEX_A_MEMBER_ADDR])
+			nla_put_string(ev->m, IMEX_A_MEMBER_ADDR,
+				       nla_data(mt[IMEX_A_MEMBER_ADDR]));
+		nla_nest_end(ev->m, ne);
+	}
+	nla_nest_end(ev->m, arr);
+	ev->ok = true;
+	return NL_OK;
+}
+
+static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
+{
+	struct nlattr **tb = a->tb;
+	struct node_info n = { 0 };
+	struct nl_msg *m;
+	uint32_t op;
+	uuid_t uuid;
+	int err = 0;
+
+	node_info_load(c, &n);
+	switch (a->cmd) {
+	case IMEX_CMD_DOMAIN_CREATE:	op = IMEX_CHANGE_CREATE; break;
+	case IMEX_CMD_DOMAIN_DELETE:	op = IMEX_CHANGE_DELETE; break;
+	case IMEX_CMD_CHANNEL_ALLOC:	op = IMEX_CHANGE_ADD_CHANNELS; break;
+	case IMEX_CMD_CHANNEL_FREE:	op = IMEX_CHANGE_REMOVE_CHANNELS; break;
+	case IMEX_CMD_MEMBER_EVICT:	op = IMEX_CHANGE_SET_MEMBERS; break;
+	default:
+		free(n.used);
+		return EOPNOTSUPP;
+	}
+	m = msg_new(c, IMEX_CMD_CHANGE_PREPARE, 0);
+	nla_put_u64(m, IMEX_A_CHANGE_ID, a->id);
+	nla_put_u32(m, IMEX_A_CHANGE_OP, op);
+	nla_put_string(m, IMEX_A_DOMAIN_NAME, nla_data(tb[IMEX_A_DOMAIN_NAME]));
+	if (op == IMEX_CHANGE_CREATE) {
+		if (tb[IMEX_A_DOMAIN_UUID])
+			memcpy(uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
+		else
+			uuid_generate(uuid);
+		nla_put(m, IMEX_A_DOMAIN_UUID, 16, uuid);
+		nla_put(m, IMEX_A_FABRIC_UUID, 16, n.fabric);
+		nla_put_u32(m, IMEX_A_FABRIC_PARTITION, n.partition);
+		nla_put(m, IMEX_A_MEMBERS | NLA_F_NESTED, nla_len(tb[IMEX_A_MEMBERS]),
+			nla_data(tb[IMEX_A_MEMBERS]));
+	}
+	if (op == IMEX_CHANGE_CREATE || op == IMEX_CHANGE_ADD_CHANNELS ||
+	    op == IMEX_CHANGE_REMOVE_CHANNELS)
+		err = put_change_channels(m, a, &n) < 0 ? ENOSPC : 0;
+	if (op == IMEX_CHANGE_SET_MEMBERS) {
+		struct evict ev = { .who = nla_data(tb[IMEX_A_MEMBER_NAME]), .m = m };
+		struct nl_msg *q = msg_new(c, IMEX_CMD_DOMAIN_GET, 0);
+
+		nla_put_string(q, IMEX_A_DOMAIN_NAME, nla_data(tb[IMEX_A_DOMAIN_NAME]));
+		err = transact(c, q, on_domain_evict, &ev);
+		if (!err && !ev.ok)
+			err = ENOENT;
+	}
+	free(n.used);
+	if (err) {
+		nlmsg_free(m);
+		snprintf(c->msg, sizeof(c->msg), "no free channels");
+		return err;
+	}
+	err = transact(c, m, NULL, NULL);
+	if (err)
+		return err;
+	printf("prepared change=%" PRIu64 "\n", a->id);
+	fflush(stdout);
+	if (crash && !strcmp(crash, "prepare"))
+		for (;;)
+			pause();
+	m = msg_new(c, IMEX_CMD_CHANGE_COMMIT, 0);
+	nla_put_u64(m, IMEX_A_CHANGE_ID, a->id);
+	return transact(c, m, NULL, NULL);
+}
+
+static int drain(struct nl_msg *m, void *arg)
+{
+	(void)m;
+	(void)arg;
+	return NL_OK;
+}
+
+struct names {
+	char name[64][IMEX_NAME_MAX];
+	int n;
+};
+
+static int on_domain_name(struct nl_msg *m, void *arg)
+{
+	struct names *nm = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_DOMAIN_NAME] || !tb[IMEX_A_DOMAIN_STATE] ||
+	    nla_get_u32(tb[IMEX_A_DOMAIN_STATE]) == IMEX_DOMAIN_PREPARED ||
+	    nm->n == 64)
+		return NL_OK;
+	snprintf(nm->name[nm->n++], IMEX_NAME_MAX, "%s",
+		 (char *)nla_data(tb[IMEX_A_DOMAIN_NAME]));
+	return NL_OK;
+}
+
+/* As the daemon does on attach: committed domains are usable again. */
+static void mark_domains_ready(struct ctx *c)
+{
+	struct names *nm = calloc(1, sizeof(*nm));
+
+	transact(c, msg_new(c, IMEX_CMD_DOMAIN_GET, NLM_F_DUMP), on_domain_name, nm);
+	for (int i = 0; i < nm->n; i++) {
+		struct nl_msg *m = msg_new(c, IMEX_CMD_DOMAIN_SET_STATUS, 0);
+
+		nla_put_string(m, IMEX_A_DOMAIN_NAME, nm->name[i]);
+		nla_put_u32(m, IMEX_A_DOMAIN_STATE, IMEX_DOMAIN_READY);
+		transact(c, m, NULL, NULL);
+	}
+	free(nm);
+}
+
+int cmd_serve(struct ctx *c, const struct kv *kv)
+{
+	const char *v = kv_get(kv, "count"), *crash = kv_get(kv, "crash");
+	long left = v ? (long)parse_u64(v) : -1;
+	struct nl_sock *note;
+	int err;
+
+	err = transact(c, msg_new(c, IMEX_CMD_MANAGER_ATTACH, 0), NULL, NULL);
+	if (err)
+		return err;
+	mark_domains_ready(c);
+	note = nl_socket_alloc();
+	if (!note || genl_connect(note) ||
+	    nl_socket_add_membership(note, c->grp_manager))
+		die("cannot join the manager group");
+	nl_socket_disable_seq_check(note);
+	nl_socket_modify_cb(note, NL_CB_VALID, NL_CB_CUSTOM, drain, NULL);
+	printf("serving\n");
+	fflush(stdout);
+
+	while (left != 0) {
+		struct accepted a = { 0 };
+		struct nl_msg *m;
+		char msg[sizeof(c->msg)];
+		uint32_t status;
+
+		err = transact(c, msg_new(c, IMEX_CMD_REQ_ACCEPT, 0), on_accept, &a);
+		if (err == ENOENT) {
+			/* Nothing queued: sleep until the kernel announces one. */
+			if (wait_fd(nl_socket_get_fd(note), -1) > 0)
+				nl_recvmsgs_default(note);
+			continue;
+		}
+		if (err)
+			return err;
+		status = (uint32_t)serve_one(c, &a, crash);
+		/* The kernel takes at most IMEX_MESSAGE_MAX - 1 bytes. */
+		strncpy(msg, status ? c->msg : "done", IMEX_MESSAGE_MAX - 1);
+		msg[IMEX_MESSAGE_MAX - 1] = 0;
+		m = msg_new(c, IMEX_CMD_REQ_DONE, 0);
+		nla_put_u64(m, IMEX_A_REQ_ID, a.id);
+		nla_put_u32(m, IMEX_A_REQ_STATUS, status);
+		nla_put_string(m, IMEX_A_REQ_MESSAGE, msg);
+		nlmsg_free(a.keep);
+		err = transact(c, m, NULL, NULL);
+		if (err)
+			return err;
+		printf("served req=%" PRIu64 " cmd=%u status=%u\n", a.id, a.cmd, status);
+		fflush(stdout);
+		if (left > 0)
+			left--;
+	}
+	nl_socket_free(note);
+	return 0;
+}

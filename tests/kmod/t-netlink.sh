@@ -1,0 +1,240 @@
+# Acceptance 2 (and 3): every netlink operation succeeds when it should and
+# is refused, with its own errno and a message, when it should not.
+. tests/vm/lib.sh
+. tests/kmod/common.sh
+OTHER=99999999-8888-7777-6666-555555555555
+U1=aaaaaaaa-0000-0000-0000-000000000001
+U2=aaaaaaaa-0000-0000-0000-000000000002
+
+# --- node -------------------------------------------------------------------
+$NL -f - <<SCRIPT || fail "script 1"
+node-get
+!EINVAL node-set
+msg nothing to set
+!EINVAL node-set a=3:bin:00112233445566778899aabbccddeeff
+msg together
+!EINVAL node-set node=bad!name
+msg node name
+!EINVAL node-set a=1:long:64
+!ERANGE node-set a=2:bin:0011
+msg binary attribute size out of range
+node-set fabric=$OTHER:1
+node-set fabric=$FABRIC node_uuid=$U1
+node-set node=$NODE
+!EINVAL node-set a=5:u32:4096
+!EINVAL raw cmd=2 a=60:u32:1
+!EOPNOTSUPP raw cmd=99
+!EOPNOTSUPP raw cmd=6
+SCRIPT
+$NL node-get | grep -q "node_uuid=$U1" || fail "node uuid not set"
+
+# --- requests without a manager ---------------------------------------------------
+$NL -f - <<SCRIPT || fail "script 2"
+!ESRCH create name=d0 members=$NODE count=1
+msg imexd is not running
+!EINVAL create members=$NODE
+msg missing attribute
+!EINVAL create name=-bad members=$NODE
+msg domain name
+!EINVAL create name=x a=10:long:64 members=$NODE
+!EINVAL create name=d0
+!EADDRNOTAVAIL create name=d0 members=other1,other2
+msg is not a member of domain 'd0'
+!EINVAL create name=d0 members=$NODE,$NODE
+msg listed twice
+!EINVAL create name=d0 members=$NODE,bad/name
+!ERANGE create name=d0 members=$NODE channels=2048
+msg out of range: this node has max_channels=2048
+!ERANGE create name=d0 members=$NODE count=2049
+!EINVAL create name=d0 members=$NODE count=1 channels=1
+msg not both
+!ERANGE create name=d0 members=$NODE count=1 mode=01000
+msg integer out of range
+!ENOENT delete name=nosuch
+msg no domain 'nosuch'
+!ENOENT alloc name=nosuch count=1
+!ENOENT domain name=nosuch
+!EINVAL domain
+!ENOENT channel id=5
+!EINVAL channel
+SCRIPT
+
+# --- requests served by the manager stand-in -----------------------------------------
+serve_start
+$NL -f - <<SCRIPT || fail "script 3"
+create name=d1 members=$NODE@192.0.2.1,peer2@192.0.2.2 count=2 uid=1000 gid=1000 mode=0640
+create name=d2 members=$NODE channels=10-12
+!EEXIST create name=d1 members=$NODE count=1
+msg domain 'd1' already exists
+!EADDRINUSE create name=d3 members=$NODE channels=11
+msg channel 11 belongs to domain 'd2'
+!EADDRINUSE alloc name=d1 channels=10
+!ERANGE alloc name=d1 channels=5000
+!EINVAL alloc name=d1 count=1 channels=7
+alloc name=d1 count=2
+alloc name=d1 channels=100
+!EINVAL alloc name=d1
+msg give a channel count or a channel list
+!ENOENT free name=d1 channels=10
+msg channel 10 is not granted to domain 'd1'
+free name=d1 channels=100
+!EINVAL evict name=d1 member=$NODE
+msg cannot evict itself
+!ENOENT evict name=d1 member=nosuch
+evict name=d1 member=peer2
+create name=d4 members=$NODE
+delete name=d4
+domain name=d1
+domains
+channels name=d2
+channel id=10
+!EINVAL channel-set id=10
+msg nothing to set
+!ENOENT channel-set id=500 mode=0600
+!ERANGE channel-set id=10 mode=01777
+channel-set id=10 uid=1000 mode=0604
+!EALREADY attach
+msg another manager
+!EACCES detach
+!EACCES accept
+!EACCES prepare change=1 op=delete name=d1
+msg only the attached manager
+!EACCES commit change=1
+!EACCES abort change=1
+!EACCES status name=d1 state=ready
+!EBUSY node-set fabric=$OTHER:1
+msg delete them before changing the node's identity
+node-set fabric=$FABRIC
+SCRIPT
+ls -ln $DEV/channel0 | grep -q '^crw-r----- 1 1000 1000 ' || fail "channel0 owner/mode: $(ls -ln $DEV/channel0)"
+ls -ln $DEV/channel10 | grep -q '^crw----r-- 1 1000 0 ' || fail "channel10 after set: $(ls -ln $DEV/channel10)"
+[ ! -e $DEV/channel100 ] || fail "channel100 still present after free"
+$NL domain name=d1 | grep -q "members=1 " || fail "evict did not shrink d1"
+[ "$($NL channels name=d1 | wc -l)" = 4 ] || fail "d1 should hold 4 channels: $($NL channels name=d1)"
+
+# --- unprivileged: reads work, mutations are refused ----------------------------------
+$NL --as-uid 1000 -f - <<SCRIPT || fail "script 4"
+node-get
+domains
+domain name=d1
+channels
+channel id=10
+!EPERM node-set node=x
+!EPERM create name=u1 members=$NODE
+!EPERM delete name=d1
+!EPERM alloc name=d1 count=1
+!EPERM free name=d1 channels=0
+!EPERM evict name=d1 member=x
+!EPERM channel-set id=10 mode=0666
+!EPERM attach
+!EPERM detach
+!EPERM accept
+!EPERM done req=1 status=0
+!EPERM prepare change=1 op=delete name=d1
+!EPERM commit change=1
+!EPERM abort change=1
+!EPERM status name=d1 state=ready
+changes
+SCRIPT
+# Root without CAP_SYS_ADMIN may read but not change anything.
+setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin $NL -f - <<SCRIPT || fail "script 4b"
+domains
+!EPERM node-set node=x
+msg needs CAP_SYS_ADMIN
+!EPERM create name=u2 members=$NODE
+SCRIPT
+serve_stop
+
+# --- the manager's own operations ---------------------------------------------------------
+$NL -f - <<SCRIPT || fail "script 5"
+attach
+attach
+!EINVAL prepare op=create name=m1
+!EINVAL prepare change=1001 name=m1
+!EINVAL prepare change=1001 op=create name=m1 members=$NODE fabric=$FABRIC
+!ERANGE prepare change=1001 op=9 name=m1
+!ERANGE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC lease=0
+!ERANGE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC lease=300001
+!EXDEV prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$OTHER:1
+msg not this node's
+!EXDEV prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC_UUID:8
+!EADDRNOTAVAIL prepare change=1001 op=create name=m1 uuid=$U2 members=x,y fabric=$FABRIC
+!EEXIST prepare change=1001 op=create name=d1 uuid=$U2 members=$NODE fabric=$FABRIC
+!ERANGE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=4096
+!EADDRINUSE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=10
+!EINVAL prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=5,5
+msg listed twice
+prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=20-21
+!EEXIST prepare change=1001 op=create name=m2 uuid=$U1 members=$NODE fabric=$FABRIC
+!EEXIST prepare change=1002 op=create name=m2 uuid=$U2 members=$NODE fabric=$FABRIC
+msg already in use here
+!EADDRINUSE prepare change=1002 op=create name=m2 uuid=$U1 members=$NODE fabric=$FABRIC channels=21
+msg reserved by a pending change of domain 'm1'
+!EBUSY prepare change=1002 op=delete name=m1
+msg already has change 1001 in progress
+changes
+commit change=1001
+commit change=1001
+!EALREADY abort change=1001
+abort change=1077
+!ENOENT commit change=1077
+msg no prepared change 1077
+!ESTALE prepare change=1003 op=delete name=m1 uuid=$U1
+prepare change=1003 op=add name=m1 channels=22
+abort change=1003
+!ENOENT prepare change=1004 op=remove name=m1 channels=10
+prepare change=1004 op=remove name=m1 channels=20
+commit change=1004
+!EADDRNOTAVAIL prepare change=1005 op=members name=m1 members=x
+prepare change=1005 op=members name=m1 members=$NODE,peer9
+commit change=1005
+!ENOENT status name=nosuch state=ready
+!ERANGE status name=m1 state=down
+!EINVAL status name=m1 state=degraded view=$NODE:2:1
+msg one entry per member
+!EINVAL status name=m1 state=degraded view=$NODE:1:19
+msg unknown member state
+!ENOENT status name=m1 state=degraded view=ghost:2
+status name=m1 state=degraded view=$NODE:1:12,peer9:4:41
+domain name=m1
+!ENOENT done req=12345 status=0
+detach
+!EACCES detach
+SCRIPT
+$NL domain name=m1 | grep -q "member=peer9@:4:41" || fail "member state/view not stored: $($NL domain name=m1)"
+$NL domain name=m1 | grep -q "ids=21 " || fail "m1 channels: $($NL domain name=m1)"
+# Without a manager, committed domains are DOWN (state 1).
+$NL domain name=m1 | grep -q "state=1 " || fail "m1 not DOWN after detach"
+
+# --- a request answered by hand, and one lost with its manager ---------------------------------
+$NL -f - <<SCRIPT || fail "script 6"
+attach
+create name=h1 members=$NODE nowait=1
+accept
+!ENOENT accept
+done req=last status=95 msg=hand-refused
+SCRIPT
+$NL -f - > "$IMEX_VM_OUT/holder.log" 2>&1 <<SCRIPT &
+attach
+hold
+SCRIPT
+holder=$!
+wait_for 10 sh -c "$NL node-get | grep -q manager_pid"
+$NL create name=h2 members=$NODE > "$IMEX_VM_OUT/h2.log" 2>&1 &
+waiter=$!
+wait_for 10 grep -q "req=" "$IMEX_VM_OUT/h2.log"
+kill -9 $holder
+if wait $waiter; then fail "request survived its manager"; fi
+grep -q "expected OK, got ENOTCONN" "$IMEX_VM_OUT/h2.log" || fail "lost request: $(cat "$IMEX_VM_OUT/h2.log")"
+
+# --- no fabric identity: nothing can be created -----------------------------------------------
+imex_unload
+imex_load
+$NL -f - <<SCRIPT || fail "script 7"
+!EXDEV create name=f1 members=$NODE
+msg no fabric identity
+attach
+!EXDEV prepare change=1 op=create name=f1 uuid=$U2 members=$NODE fabric=$FABRIC
+SCRIPT
+imex_unload
+imex_load $IMEX_TEST_PARAMS
