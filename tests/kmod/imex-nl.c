@@ -87,6 +87,9 @@ static const char *errname(int e)
 	return n ? n : "E?";
 }
 
+static int run_line(struct ctx *c, char *line, int lineno);
+static void ctx_init(struct ctx *c);
+
 /* --- netlink plumbing ---------------------------------------------------- */
 
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
@@ -755,6 +758,60 @@ static int cmd_events(struct ctx *c, const struct kv *kv)
 	return c->err = 0;
 }
 
+/*
+ * Start a channel dump, read its first batch, change something through a
+ * second socket, then read the rest: the kernel must flag the dump as
+ * interrupted (NLM_F_DUMP_INTR).  change=ID names a granted channel whose
+ * mode is toggled.
+ */
+static int cmd_dump_intr(struct ctx *c, const struct kv *kv)
+{
+	const char *v = kv_get(kv, "change");
+	struct nl_msg *m = msg_new(c, IMEX_CMD_CHANNEL_GET, NLM_F_DUMP);
+	struct ctx other;
+	bool intr = false, done = false;
+	int batches = 0, msgs = 0;
+	char cmdline[64];
+
+	if (!v)
+		die("dump-intr needs change=CHANNEL");
+	if (nl_send_auto(c->sk, m) < 0)
+		die("send failed");
+	nlmsg_free(m);
+	while (!done) {
+		struct sockaddr_nl peer;
+		unsigned char *buf = NULL;
+		int n = nl_recv(c->sk, &peer, &buf, NULL);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n <= 0)
+			die("receive failed");
+		for (; nlmsg_ok(h, n); h = nlmsg_next(h, &n)) {
+			if (h->nlmsg_flags & NLM_F_DUMP_INTR)
+				intr = true;
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+				done = true;
+			else
+				msgs++;
+		}
+		free(buf);
+		if (++batches == 1 && !done) {
+			ctx_init(&other);
+			other.quiet = true;
+			snprintf(cmdline, sizeof(cmdline), "channel-set id=%s mode=0604", v);
+			if (run_line(&other, cmdline, 0))
+				die("the concurrent change failed");
+		}
+	}
+	printf("dump batches=%d messages=%d interrupted=%d\n", batches, msgs, intr);
+	if (batches < 2) {
+		snprintf(c->msg, sizeof(c->msg), "the dump fit in one batch");
+		return c->err = EMSGSIZE;
+	}
+	snprintf(c->msg, sizeof(c->msg), "interrupted=%d", intr);
+	return c->err = intr ? 0 : EPROTO;
+}
+
 static void usage(void)
 {
 	fputs("usage: imex-nl [--as-uid UID] [-q] (-f SCRIPT | COMMAND [KEY=VALUE...])\n"
@@ -767,6 +824,7 @@ static void usage(void)
 	      "  prepare change= op=create|delete|add|remove|members name= [uuid= fabric= members= channels= lease=]\n"
 	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
 	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
+	      "  dump-intr change=CHANNEL (a dump raced by a change must be flagged)\n"
 	      "  every command accepts a=TYPE:KIND:VALUE raw attributes (KIND u8 u16 u32 u64 str strn long bin flag nest)\n",
 	      stderr);
 	exit(2);
@@ -820,6 +878,8 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_events(c, kv);
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(c, kv);
+	if (!strcmp(cmd, "dump-intr"))
+		return cmd_dump_intr(c, kv);
 	if (!strcmp(cmd, "hold")) {
 		fflush(stdout);
 		for (;;)

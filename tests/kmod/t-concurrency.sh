@@ -104,3 +104,8 @@ for n in $(sed 's/.*nchannels=\([0-9]*\).*/\1/' "$log/domains.txt"); do total=$(
 sed 's/.* channel=\([0-9]*\) .*/channel\1/' "$log/channels.txt" | sort > "$log/want.txt"
 ls $DEV 2>/dev/null | sort > "$log/have.txt"
 diff -u "$log/want.txt" "$log/have.txt" || fail "/dev/imex-channels differs from the granted channels"
+
+# A dump that a change races is flagged (NLM_F_DUMP_INTR), so readers know
+# to retry.
+$NL -q alloc name=pool count=1500 || fail "alloc 1500 channels"
+$NL dump-intr change=200 || fail "a raced dump was not flagged"
