@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Requests: commands the kernel queues for imexd and answers at once with
+ * IMEX_A_REQ_ID; the outcome comes later as IMEX_CMD_REQ_DONE on the events
+ * group.  The REQ_DONE may overtake the reply carrying the id (imexd can be
+ * that fast), so DONEs seen before the id is known are kept and matched.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+
+#include "internal.h"
+
+/* How long the kernel may take to accept or refuse a request. */
+#define ACK_TIMEOUT_MS 5000
+
+static void match_early(struct imexctl_req_state *st)
+{
+	size_t i, n = st->n_early < IMEX_REQS_MAX ? st->n_early : IMEX_REQS_MAX;
+
+	// cppcheck-suppress knownConditionTrueFalse ; filled by on_msg()
+	for (i = 0; i < n; i++) {
+		if (st->early[i].id == st->id) {
+			st->done = st->early[i];
+			st->finished = true;
+			return;
+		}
+	}
+}
+
+void imexctl_req_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg)
+{
+	struct imexctl_req_state *st = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+	struct imexctl_req_done d = { 0 };
+	uint8_t cmd = genlmsg_hdr(nlmsg_hdr(msg))->cmd;
+
+	if (imexctl_nl_parse(msg, tb) < 0 || !tb[IMEX_A_REQ_ID])
+		return;
+
+	if (cmd == IMEX_CMD_REQ_DONE) {
+		d.id = nla_get_u64(tb[IMEX_A_REQ_ID]);
+		d.status = tb[IMEX_A_REQ_STATUS] ?
+			   nla_get_u32(tb[IMEX_A_REQ_STATUS]) : EPROTO;
+		if (tb[IMEX_A_REQ_MESSAGE])
+			nla_strlcpy(d.message, tb[IMEX_A_REQ_MESSAGE],
+				    sizeof(d.message));
+		if (st->have_id) {
+			if (d.id == st->id && !st->finished) {
+				st->done = d;
+				st->finished = true;
+			}
+		} else {
+			st->early[st->n_early++ % IMEX_REQS_MAX] = d;
+		}
+		return;
+	}
+
+	/* The unicast reply to our command. */
+	if (nlmsg_hdr(msg)->nlmsg_seq == s->seq && !st->have_id) {
+		st->id = nla_get_u64(tb[IMEX_A_REQ_ID]);
+		st->have_id = true;
+		match_early(st);
+	}
+}
+
+static int request_failed(struct imexctl *ctx, const char *what,
+			  const struct imexctl_req_done *d)
+{
+	int err = (d->status > 0 && d->status < 4096) ? -(int)d->status : -EPROTO;
+
+	if (d->message[0])
+		return imexctl_err(ctx, err, "%s: %s", what, d->message);
+	switch (-err) {
+	case ETIMEDOUT:
+		return imexctl_err(ctx, err,
+				   "%s: imexd did not complete the request in time: check the other members with 'imexctl domain show' and 'journalctl -u imexd'",
+				   what);
+	case ENOTCONN:
+		return imexctl_err(ctx, err,
+				   "%s: imexd stopped before completing the request: check 'systemctl status imexd' and retry",
+				   what);
+	default:
+		return imexctl_err_kernel(ctx, err, NULL, what);
+	}
+}
+
+int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
+		    const void *arg, size_t size, const char *what,
+		    int timeout_ms)
+{
+	struct imexctl_session s;
+	struct imexctl_req_state *st;
+	struct nl_msg *msg;
+	int64_t deadline, ack_deadline;
+	int r;
+
+	if (timeout_ms < 0)
+		timeout_ms = IMEXCTL_REQUEST_TIMEOUT_MS;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return imexctl_err(ctx, -ENOMEM, "%s: out of memory", what);
+
+	/* Subscribed before sending: the outcome cannot slip past us. */
+	r = imexctl_session_open(ctx, &s, imexctl_req_on_msg, st);
+	if (r < 0)
+		goto out_free;
+
+	msg = imexctl_nl_msg(ctx, cmd, 0, size);
+	if (!msg) {
+		r = imexctl_err(ctx, -ENOMEM, "%s: out of memory", what);
+		goto out;
+	}
+	r = fill(msg, arg);
+	if (r < 0) {
+		nlmsg_free(msg);
+		r = imexctl_err(ctx, r, "%s: request too large for one message", what);
+		goto out;
+	}
+	deadline = imexctl_deadline(timeout_ms);
+	ack_deadline = imexctl_deadline(ACK_TIMEOUT_MS);
+	r = imexctl_session_send(&s, msg);
+	nlmsg_free(msg);
+	if (r < 0)
+		goto out;
+
+	for (;;) {
+		if (s.acked && s.err) {
+			if (s.err == -ESRCH)
+				r = imexctl_err(ctx, -ESRCH,
+						"%s: imexd is not running on this node: start it with 'systemctl start imexd'",
+						what);
+			else
+				r = imexctl_err_kernel(ctx, s.err, s.extack, what);
+			goto out;
+		}
+		if (s.acked && !st->have_id) {
+			r = imexctl_err(ctx, -EPROTO,
+					"%s: the imex module accepted the request without a request id: module and imexctl versions differ?",
+					what);
+			goto out;
+		}
+		if (st->finished) {
+			r = st->done.status ? request_failed(ctx, what, &st->done) : 0;
+			goto out;
+		}
+		/* The kernel's own answer is awaited even past a short timeout:
+		 * its refusals (no imexd, bad fabric, ...) are immediate. */
+		r = imexctl_session_read(&s, s.acked ? deadline :
+					 (deadline > ack_deadline ? deadline : ack_deadline));
+		if (r == -ETIMEDOUT) {
+			r = imexctl_err(ctx, -ETIMEDOUT,
+					"%s: no outcome from imexd within %d s (request %" PRIu64 ")%s; it may still complete: check 'imexctl domain list'",
+					what, (timeout_ms + 999) / 1000, st->id,
+					s.overrun ? ", notifications were lost (socket overrun)" : "");
+			goto out;
+		}
+		if (r < 0) {
+			r = imexctl_err(ctx, r, "%s: reading from the imex module failed: %s",
+					what, strerror(-r));
+			goto out;
+		}
+	}
+out:
+	imexctl_session_close(&s);
+out_free:
+	free(st);
+	if (r == 0)
+		imexctl_err_clear(ctx);
+	return r;
+}
