@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* imexctl channel list|set|alloc|free */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "args.h"
+
+enum { OPT_DOMAIN = OPT_FIRST, OPT_OWNER, OPT_MODE, OPT_COUNT, OPT_CHANNEL, OPT_TIMEOUT };
+
+static const char list_synopsis[] = "[--domain NAME]";
+static const char list_help[] =
+	"List the channels granted on this node, with their domain, state, owner,\n"
+	"mode and how many times each device is open.\n\n"
+	"  --domain NAME  only this domain's channels\n";
+static const char set_synopsis[] = "DOMAIN/ID [--owner UID:GID] [--mode MODE]";
+static const char set_help[] =
+	"Change the owner or mode of a channel's device node on this node. Open\n"
+	"file descriptors stay open.\n\n"
+	"  --owner UID:GID  new owner (numeric)\n"
+	"  --mode MODE      new octal mode, at most 0777\n";
+static const char alloc_synopsis[] =
+	"--domain NAME [--count N | --channel ID...] [--timeout SEC]";
+static const char alloc_help[] =
+	"Grant more channels to a domain on every member, through the imexd daemons,\n"
+	"and print the ids granted.\n\n"
+	"  --domain NAME  the domain\n"
+	"  --count N      how many channels, chosen by the daemons (default 1)\n"
+	"  --channel ID   grant exactly this channel; repeatable (not with --count)\n"
+	"  --timeout SEC  give up after SEC seconds (default 125)\n";
+static const char free_synopsis[] = "DOMAIN/ID... [--timeout SEC]";
+static const char free_help[] =
+	"Revoke channels from a domain on every member, through the imexd daemons.\n"
+	"Open file descriptors of a revoked channel stop working.\n\n"
+	"  --timeout SEC  give up after SEC seconds (default 125)\n";
+
+int channel_list_parse(int argc, char **argv, struct channel_list_args *a)
+{
+	static const struct option opts[] = {
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS("channel list", list_synopsis, list_help, opts, argc, argv,
+			      &a->json);
+	const char *why = NULL;
+	char **pos;
+	int c;
+
+	while ((c = cli_next_opt(&o)) > 0) {
+		if (c == OPT_DOMAIN) {
+			if (parse_name(optarg, &why) < 0)
+				return cli_bad_value(&o, "--domain", optarg, why);
+			a->domain = optarg;
+		}
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	if (cli_positional(&o, &pos) > 0)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
+	return 0;
+}
+
+static struct json_object *channel_json(const struct imexctl_channel *ch)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_int64(ch->id));
+	json_object_object_add(o, "domain", json_object_new_string(ch->domain));
+	json_object_object_add(o, "domain_uuid", json_uuid(ch->domain_uuid));
+	json_object_object_add(o, "state",
+			       json_object_new_string(imexctl_channel_state_name(ch->state)));
+	json_object_object_add(o, "uid", json_object_new_int64(ch->uid));
+	json_object_object_add(o, "gid", json_object_new_int64(ch->gid));
+	json_object_object_add(o, "mode", json_mode(ch->mode));
+	json_object_object_add(o, "open_count", json_object_new_int64(ch->open_count));
+	return o;
+}
+
+static int channel_list(struct cli *cli, int argc, char **argv)
+{
+	struct channel_list_args a = { .json = cli->json };
+	struct imexctl_channel *v = NULL;
+	struct json_object *arr;
+	struct table *t;
+	char id[16], owner[32], mode[8], open[16];
+	size_t i, n = 0;
+	int r = channel_list_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_channel_list(cli->ctx, a.domain, &v, &n) < 0)
+		return cli_lib_fail(cli);
+	if (a.json) {
+		arr = json_object_new_array();
+		for (i = 0; i < n; i++)
+			json_object_array_add(arr, channel_json(&v[i]));
+		json_print(arr);
+		json_object_put(arr);
+	} else if (!n) {
+		printf("no channels%s%s on this node\n", a.domain ? " in domain " : "",
+		       a.domain ? a.domain : "");
+	} else {
+		t = table_new(6, "ID", "DOMAIN", "STATE", "OWNER", "MODE", "OPEN");
+		for (i = 0; i < n; i++) {
+			snprintf(id, sizeof(id), "%u", v[i].id);
+			snprintf(owner, sizeof(owner), "%u:%u", v[i].uid, v[i].gid);
+			snprintf(mode, sizeof(mode), "%04o", v[i].mode & 07777);
+			snprintf(open, sizeof(open), "%u", v[i].open_count);
+			table_add(t, id, v[i].domain, imexctl_channel_state_name(v[i].state),
+				  owner, mode, open);
+		}
+		table_print(t);
+		table_free(t);
+	}
+	free(v);
+	return EXIT_OK;
+}
+
+int channel_set_parse(int argc, char **argv, struct channel_set_args *a)
+{
+	static const struct option opts[] = {
+		{ "owner", required_argument, NULL, OPT_OWNER },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS("channel set", set_synopsis, set_help, opts, argc, argv,
+			      &a->json);
+	struct imexctl_channel_change *ch = &a->change;
+	const char *why = NULL;
+	char **pos;
+	int c, n;
+
+	while ((c = cli_next_opt(&o)) > 0) {
+		switch (c) {
+		case OPT_OWNER:
+			if (parse_owner(optarg, &ch->uid, &ch->gid, &why) < 0)
+				return cli_bad_value(&o, "--owner", optarg, why);
+			ch->set_owner = true;
+			break;
+		case OPT_MODE:
+			if (parse_mode(optarg, &ch->mode, &why) < 0)
+				return cli_bad_value(&o, "--mode", optarg, why);
+			ch->set_mode = true;
+			break;
+		}
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	n = cli_positional(&o, &pos);
+	if (n < 1)
+		return cli_usage_error(o.cmd, o.synopsis, "missing DOMAIN/ID");
+	if (n > 1)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
+	if (parse_channel_ref(pos[0], a->domain, sizeof(a->domain), &a->id, &why) < 0)
+		return cli_bad_value(&o, "channel", pos[0], why);
+	if (!ch->set_owner && !ch->set_mode)
+		return cli_usage_error(o.cmd, o.synopsis, "nothing to change: give --owner or --mode");
+	return 0;
+}
+
+static int channel_set(struct cli *cli, int argc, char **argv)
+{
+	struct channel_set_args a = { .json = cli->json };
+	struct imexctl_channel ch;
+	struct json_object *o;
+	int r = channel_set_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_channel_set(cli->ctx, a.domain, a.id, &a.change) < 0)
+		return cli_lib_fail(cli);
+	if (imexctl_channel_get(cli->ctx, a.id, &ch) < 0)
+		return cli_lib_fail(cli);
+	if (a.json) {
+		o = channel_json(&ch);
+		json_print(o);
+		json_object_put(o);
+	} else {
+		printf("channel %s/%u: owner %u:%u, mode %04o\n", ch.domain, ch.id, ch.uid,
+		       ch.gid, ch.mode & 07777);
+	}
+	return EXIT_OK;
+}
+
+int channel_alloc_parse(int argc, char **argv, struct channel_alloc_args *a)
+{
+	static const struct option opts[] = {
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "channel", required_argument, NULL, OPT_CHANNEL },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS("channel alloc", alloc_synopsis, alloc_help, opts, argc, argv,
+			      &a->json);
+	const char *why = NULL;
+	bool have_count = false;
+	uint32_t id;
+	char **pos;
+	int c;
+
+	a->count = 1;
+	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
+	while ((c = cli_next_opt(&o)) > 0) {
+		switch (c) {
+		case OPT_DOMAIN:
+			if (parse_name(optarg, &why) < 0)
+				return cli_bad_value(&o, "--domain", optarg, why);
+			a->domain = optarg;
+			break;
+		case OPT_COUNT:
+			if (parse_u32(optarg, 1, IMEXCTL_CHANNELS_PER_REQUEST, &a->count, &why) < 0)
+				return cli_bad_value(&o, "--count", optarg, why);
+			have_count = true;
+			break;
+		case OPT_CHANNEL:
+			if (parse_u32(optarg, 0, IMEXCTL_CHANNELS_MAX - 1, &id, &why) < 0 ||
+			    cli_ids_add(&a->ids, id, &why) < 0)
+				return cli_bad_value(&o, "--channel", optarg, why);
+			break;
+		case OPT_TIMEOUT:
+			if (parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
+				return cli_bad_value(&o, "--timeout", optarg, why);
+			break;
+		}
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	if (cli_positional(&o, &pos) > 0)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
+	if (!a->domain)
+		return cli_usage_error(o.cmd, o.synopsis, "missing --domain");
+	if (have_count && a->ids.n)
+		return cli_usage_error(o.cmd, o.synopsis, "give either --count or --channel, not both");
+	return 0;
+}
+
+static void print_ids(bool json, const char *domain, const char *verb,
+		      const uint32_t *ids, size_t n)
+{
+	struct json_object *o;
+	char *s;
+
+	if (json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "domain", json_object_new_string(domain));
+		json_object_object_add(o, "channels", json_ids(ids, n));
+		json_print(o);
+		json_object_put(o);
+		return;
+	}
+	s = format_ids(ids, n);
+	printf("%s channel(s) %s %s domain %s\n", verb, s && s[0] ? s : "(none)",
+	       strcmp(verb, "granted") ? "from" : "to", domain);
+	free(s);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int channel_alloc(struct cli *cli, int argc, char **argv)
+{
+	struct channel_alloc_args a = { .json = cli->json };
+	uint32_t *got = NULL;
+	size_t n = 0;
+	int r = channel_alloc_parse(argc, argv, &a);
+
+	if (r) {
+		free(a.ids.v);
+		return r == CLI_HELP ? EXIT_OK : r;
+	}
+	r = EXIT_FAIL;
+	if (!cli_ctx(cli))
+		goto out;
+	if (imexctl_channel_alloc(cli->ctx, a.domain, a.count, a.ids.v, a.ids.n,
+				  a.timeout_ms, &got, &n) < 0) {
+		r = cli_lib_fail(cli);
+		goto out;
+	}
+	if (n)
+		qsort(got, n, sizeof(*got), by_value);
+	print_ids(a.json, a.domain, "granted", got, n);
+	r = EXIT_OK;
+out:
+	free(got);
+	free(a.ids.v);
+	return r;
+}
+
+int channel_free_parse(int argc, char **argv, struct channel_free_args *a)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS("channel free", free_synopsis, free_help, opts, argc, argv,
+			      &a->json);
+	char domain[IMEXCTL_NAME_MAX];
+	const char *why = NULL;
+	uint32_t id;
+	char **pos;
+	int c, i, n;
+
+	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
+	while ((c = cli_next_opt(&o)) > 0) {
+		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
+			return cli_bad_value(&o, "--timeout", optarg, why);
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	n = cli_positional(&o, &pos);
+	if (n < 1)
+		return cli_usage_error(o.cmd, o.synopsis, "missing DOMAIN/ID");
+	for (i = 0; i < n; i++) {
+		if (parse_channel_ref(pos[i], domain, sizeof(domain), &id, &why) < 0 ||
+		    cli_ids_add(&a->ids, id, &why) < 0)
+			return cli_bad_value(&o, "channel", pos[i], why);
+		if (i && strcmp(domain, a->domain))
+			return cli_usage_error(o.cmd, o.synopsis,
+					       "channels of one domain per call ('%s' and '%s')",
+					       a->domain, domain);
+		memcpy(a->domain, domain, sizeof(domain));
+	}
+	return 0;
+}
+
+static int channel_free(struct cli *cli, int argc, char **argv)
+{
+	struct channel_free_args a = { .json = cli->json };
+	int r = channel_free_parse(argc, argv, &a);
+
+	if (r) {
+		free(a.ids.v);
+		return r == CLI_HELP ? EXIT_OK : r;
+	}
+	r = EXIT_FAIL;
+	if (cli_ctx(cli)) {
+		if (imexctl_channel_free(cli->ctx, a.domain, a.ids.v, a.ids.n, a.timeout_ms) < 0) {
+			r = cli_lib_fail(cli);
+		} else {
+			qsort(a.ids.v, a.ids.n, sizeof(*a.ids.v), by_value);
+			print_ids(a.json, a.domain, "revoked", a.ids.v, a.ids.n);
+			r = EXIT_OK;
+		}
+	}
+	free(a.ids.v);
+	return r;
+}
+
+static const struct cli_cmd verbs[] = {
+	{ "list", channel_list, list_synopsis, "list channels, their owners and open counts" },
+	{ "set", channel_set, set_synopsis, "change a channel device's owner or mode" },
+	{ "alloc", channel_alloc, alloc_synopsis, "grant more channels to a domain" },
+	{ "free", channel_free, free_synopsis, "revoke channels from a domain" },
+};
+
+int cmd_channel(struct cli *cli, int argc, char **argv)
+{
+	return cli_dispatch(cli, "channel", verbs, sizeof(verbs) / sizeof(verbs[0]), argc, argv);
+}

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* imexctl node show|set-fabric|set-name */
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "args.h"
+
+static const char fabric_synopsis[] = "UUID PARTITION";
+static const char fabric_help[] =
+	"Set this node's NVLink fabric identity: the cluster UUID and partition\n"
+	"(clique) id that the fabric manager reports for its GPUs. Refused while\n"
+	"any domain exists on the node.\n";
+static const char name_synopsis[] = "NAME";
+static const char name_help[] =
+	"Set the name this node has in domain member lists. Refused while any\n"
+	"domain exists on the node.\n";
+
+int node_show_parse(int argc, char **argv, struct module_simple_args *a)
+{
+	return module_simple_parse("node show", argc, argv, a);
+}
+
+int node_set_fabric_parse(int argc, char **argv, struct node_set_fabric_args *a)
+{
+	static const struct option opts[] = { CLI_COMMON_OPTS, { 0 } };
+	struct cli_opts o = CLI_OPTS("node set-fabric", fabric_synopsis, fabric_help, opts,
+			      argc, argv, &a->json);
+	const char *why = NULL;
+	char **pos;
+	int c, n;
+
+	c = cli_next_opt(&o);
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	n = cli_positional(&o, &pos);
+	if (n < 2)
+		return cli_usage_error(o.cmd, o.synopsis, "missing %s", n ? "PARTITION" : "UUID");
+	if (n > 2)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[2]);
+	if (parse_uuid(pos[0], a->uuid, &why) < 0)
+		return cli_bad_value(&o, "UUID", pos[0], why);
+	if (imexctl_uuid_is_null(a->uuid))
+		return cli_bad_value(&o, "UUID", pos[0],
+				     "the all-zero cluster UUID means no NVLink fabric");
+	if (parse_u32(pos[1], 0, UINT32_MAX, &a->partition, &why) < 0)
+		return cli_bad_value(&o, "PARTITION", pos[1], why);
+	return 0;
+}
+
+int node_set_name_parse(int argc, char **argv, struct node_set_name_args *a)
+{
+	static const struct option opts[] = { CLI_COMMON_OPTS, { 0 } };
+	struct cli_opts o = CLI_OPTS("node set-name", name_synopsis, name_help, opts, argc, argv,
+			      &a->json);
+	const char *why = NULL;
+	char **pos;
+	int c, n;
+
+	c = cli_next_opt(&o);
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	n = cli_positional(&o, &pos);
+	if (n < 1)
+		return cli_usage_error(o.cmd, o.synopsis, "missing NAME");
+	if (n > 1)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
+	if (parse_name(pos[0], &why) < 0)
+		return cli_bad_value(&o, "NAME", pos[0], why);
+	a->name = pos[0];
+	return 0;
+}
+
+static void node_json(const struct imexctl_node *n)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string(n->name));
+	json_object_object_add(o, "uuid", json_uuid(n->uuid));
+	json_object_object_add(o, "fabric", json_fabric(n->has_fabric, n->fabric_uuid,
+							n->fabric_partition));
+	json_object_object_add(o, "max_channels", json_object_new_int64(n->max_channels));
+	json_object_object_add(o, "major", json_object_new_int64(n->major));
+	json_object_object_add(o, "manager_pid", n->manager_pid ?
+			       json_object_new_int64(n->manager_pid) : NULL);
+	json_object_object_add(o, "domain_count", json_object_new_int64(n->domain_count));
+	json_object_object_add(o, "generation", json_object_new_int64(n->generation));
+	json_print(o);
+	json_object_put(o);
+}
+
+static void node_print(const struct imexctl_node *n)
+{
+	char uuid[IMEXCTL_UUID_STR_LEN];
+
+	printf("name:          %s\n", n->name);
+	imexctl_uuid_format(n->uuid, uuid);
+	printf("uuid:          %s\n", imexctl_uuid_is_null(n->uuid) ?
+	       "(not set: imexd sets it when it attaches)" : uuid);
+	if (n->has_fabric) {
+		imexctl_uuid_format(n->fabric_uuid, uuid);
+		printf("fabric:        %s partition %u\n", uuid, n->fabric_partition);
+	} else {
+		printf("fabric:        (not set: 'imexctl node set-fabric UUID PARTITION')\n");
+	}
+	printf("max channels:  %u\n", n->max_channels);
+	printf("major:         %u\n", n->major);
+	if (n->manager_pid)
+		printf("imexd:         attached, pid %u\n", n->manager_pid);
+	else
+		printf("imexd:         not attached (start it with 'systemctl start imexd')\n");
+	printf("domains:       %u\n", n->domain_count);
+	printf("generation:    %u\n", n->generation);
+}
+
+static int show_node(struct cli *cli, bool json)
+{
+	struct imexctl_node n;
+
+	if (imexctl_node_get(cli->ctx, &n) < 0)
+		return cli_lib_fail(cli);
+	if (json)
+		node_json(&n);
+	else
+		node_print(&n);
+	return EXIT_OK;
+}
+
+static int node_show(struct cli *cli, int argc, char **argv)
+{
+	struct module_simple_args a = { .json = cli->json };
+	int r = node_show_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	return show_node(cli, a.json);
+}
+
+static int node_set_fabric(struct cli *cli, int argc, char **argv)
+{
+	struct node_set_fabric_args a = { .json = cli->json };
+	int r = node_set_fabric_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_node_set_fabric(cli->ctx, a.uuid, a.partition) < 0)
+		return cli_lib_fail(cli);
+	return a.json ? show_node(cli, true) : EXIT_OK;
+}
+
+static int node_set_name(struct cli *cli, int argc, char **argv)
+{
+	struct node_set_name_args a = { .json = cli->json };
+	int r = node_set_name_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_node_set_name(cli->ctx, a.name) < 0)
+		return cli_lib_fail(cli);
+	return a.json ? show_node(cli, true) : EXIT_OK;
+}
+
+static const struct cli_cmd verbs[] = {
+	{ "show", node_show, "", "this node's identity, fabric and daemon" },
+	{ "set-fabric", node_set_fabric, fabric_synopsis, "set the NVLink cluster UUID and partition" },
+	{ "set-name", node_set_name, name_synopsis, "set this node's name in member lists" },
+};
+
+int cmd_node(struct cli *cli, int argc, char **argv)
+{
+	return cli_dispatch(cli, "node", verbs, sizeof(verbs) / sizeof(verbs[0]), argc, argv);
+}
