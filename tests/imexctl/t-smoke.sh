@@ -1,6 +1,6 @@
 #!/bin/sh
 # imexctl against the real imex.ko with tests/unit/build/fake_imexd as the
-# manager, in one VM:  tests/vm/run.sh -- sh tests/unit/vm/smoke.sh
+# manager (built by make -C tests/unit vm-tools), run by tests/kmod/run-all.sh
 # Prints every command and its exit status; exits 1 at the first surprise.
 # IMEXCTL=tests/unit/build/imexctl-asan runs the sanitizer build instead.
 I=${IMEXCTL:-tools/imexctl/imexctl}
