@@ -200,8 +200,16 @@ void imex_notify_domain(u8 cmd, const struct imex_domain *d);
 void imex_notify_channel(u8 cmd, const struct imex_channel *ch);
 void imex_notify_node(void);
 void imex_notify_manager(u8 cmd, u32 pid);
-void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *msg,
-			  const char *domain);
+/* The result a manager may attach to a successful request. */
+struct imex_req_result {
+	const char	*msg;
+	const uuid_t	*uuid;		/* or NULL */
+	const void	*ids;		/* u32 array, or NULL */
+	int		ids_len;	/* bytes */
+};
+
+void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
+			  const struct imex_req_result *res);
 void imex_notify_req_queued(u64 id);
 
 /* Set under imex_lock before the family goes away: no more notifications. */

@@ -63,7 +63,8 @@ static const struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_CHANGE_ID]		= { .type = NLA_U64 },
 	[IMEX_A_CHANGE_OP]		= NLA_POLICY_MAX(NLA_U32, __IMEX_CHANGE_OP_MAX - 1),
 	[IMEX_A_CHANGE_LEASE_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &imex_lease_range),
-	[IMEX_A_CHANNEL_IDS]		= { .type = NLA_REJECT },
+	[IMEX_A_CHANNEL_IDS]		= { .type = NLA_BINARY,
+					    .len = IMEX_CHANNEL_IDS_MAX * sizeof(u32) },
 	[IMEX_A_PAD]			= { .type = NLA_REJECT },
 };
 

@@ -95,8 +95,8 @@ void imex_notify_manager(u8 cmd, u32 pid)
 				 IMEX_GRP_EVENTS);
 }
 
-void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *msg,
-			  const char *domain)
+void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
+			  const struct imex_req_result *res)
 {
 	struct sk_buff *skb;
 	void *hdr;
@@ -104,14 +104,19 @@ void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *msg,
 
 	if (!imex_events_listened())
 		return;
-	skb = imex_notify_new(IMEX_CMD_REQ_DONE, &hdr, NLMSG_GOODSIZE);
+	skb = imex_notify_new(IMEX_CMD_REQ_DONE, &hdr,
+			      NLMSG_GOODSIZE + nla_total_size(res->ids_len));
 	if (!skb)
 		return;
 	err = nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id, IMEX_A_PAD) ||
 	      nla_put_u32(skb, IMEX_A_REQ_CMD, cmd) ||
 	      nla_put_u32(skb, IMEX_A_REQ_STATUS, status) ||
 	      nla_put_string(skb, IMEX_A_DOMAIN_NAME, domain) ||
-	      (msg && nla_put_string(skb, IMEX_A_REQ_MESSAGE, msg));
+	      (res->msg && nla_put_string(skb, IMEX_A_REQ_MESSAGE, res->msg)) ||
+	      (res->uuid && nla_put(skb, IMEX_A_DOMAIN_UUID, IMEX_UUID_LEN,
+				    res->uuid)) ||
+	      (res->ids && nla_put(skb, IMEX_A_CHANNEL_IDS, res->ids_len,
+				   res->ids));
 	imex_notify_send(skb, hdr, err, IMEX_GRP_EVENTS);
 }
 

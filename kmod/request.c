@@ -24,9 +24,10 @@ static LIST_HEAD(imex_reqs);
 static unsigned int imex_nreqs;
 static u64 imex_req_next_id = 1;
 
-static void imex_req_complete(struct imex_req *r, u32 status, const char *msg)
+static void imex_req_complete(struct imex_req *r, u32 status,
+			      const struct imex_req_result *res)
 {
-	imex_notify_req_done(r->id, r->cmd, status, msg, r->domain);
+	imex_notify_req_done(r->id, r->cmd, status, r->domain, res);
 	list_del(&r->list);
 	imex_nreqs--;
 	kfree(r->attrs);
@@ -37,8 +38,10 @@ void imex_request_fail_all(u32 status, const char *msg)
 {
 	struct imex_req *r, *tmp;
 
+	struct imex_req_result res = { .msg = msg };
+
 	list_for_each_entry_safe(r, tmp, &imex_reqs, list)
-		imex_req_complete(r, status, msg);
+		imex_req_complete(r, status, &res);
 }
 
 void imex_requests_free(void)
@@ -48,13 +51,15 @@ void imex_requests_free(void)
 
 unsigned long imex_requests_expire(unsigned long now)
 {
+	static const struct imex_req_result late = {
+		.msg = "imexd did not finish the request in time: see 'journalctl -u imexd'",
+	};
 	struct imex_req *r, *tmp;
 	unsigned long next = 0;
 
 	list_for_each_entry_safe(r, tmp, &imex_reqs, list) {
 		if (time_after_eq(now, r->expires))
-			imex_req_complete(r, ETIMEDOUT,
-					  "imexd did not finish the request in time: see 'journalctl -u imexd'");
+			imex_req_complete(r, ETIMEDOUT, &late);
 		else if (!next || time_before(r->expires, next))
 			next = r->expires;
 	}
@@ -380,7 +385,9 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr **a = info->attrs;
+	struct imex_req_result res = { };
 	struct imex_req *r;
+	uuid_t uuid;
 	u64 id;
 	int err = -ENOENT;
 
@@ -388,6 +395,21 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 	    GENL_REQ_ATTR_CHECK(info, IMEX_A_REQ_STATUS))
 		return -EINVAL;
 	id = nla_get_u64(a[IMEX_A_REQ_ID]);
+
+	if (a[IMEX_A_CHANNEL_IDS] &&
+	    nla_len(a[IMEX_A_CHANNEL_IDS]) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_CHANNEL_IDS],
+				    "channel ids must be whole u32 values");
+		return -EINVAL;
+	}
+	if (a[IMEX_A_DOMAIN_UUID])
+		nla_memcpy(&uuid, a[IMEX_A_DOMAIN_UUID], sizeof(uuid));
+	res.msg = a[IMEX_A_REQ_MESSAGE] ? nla_data(a[IMEX_A_REQ_MESSAGE]) : NULL;
+	res.uuid = a[IMEX_A_DOMAIN_UUID] ? &uuid : NULL;
+	if (a[IMEX_A_CHANNEL_IDS]) {
+		res.ids = nla_data(a[IMEX_A_CHANNEL_IDS]);
+		res.ids_len = nla_len(a[IMEX_A_CHANNEL_IDS]);
+	}
 
 	mutex_lock(&imex_lock);
 	if (!imex_is_manager(info, extack)) {
@@ -397,8 +419,7 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 	list_for_each_entry(r, &imex_reqs, list) {
 		if (r->id == id) {
 			imex_req_complete(r, nla_get_u32(a[IMEX_A_REQ_STATUS]),
-					  a[IMEX_A_REQ_MESSAGE] ?
-					  nla_data(a[IMEX_A_REQ_MESSAGE]) : NULL);
+					  &res);
 			err = 0;
 			goto out;
 		}

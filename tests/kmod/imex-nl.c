@@ -727,6 +727,22 @@ static int cmd_done(struct ctx *c, const struct kv *kv)
 		nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)parse_u64(v));
 	if ((v = kv_get(kv, "msg")))
 		nla_put_string(m, IMEX_A_REQ_MESSAGE, v);
+	if ((v = kv_get(kv, "uuid")))
+		put_uuid(m, IMEX_A_DOMAIN_UUID, v);
+	if ((v = kv_get(kv, "ids"))) {
+		uint32_t ids[64];
+		int n = 0;
+		char *dup = strdup(v), *save = NULL, *tok;
+
+		for (tok = strtok_r(dup, ",", &save); tok && n < 64;
+		     tok = strtok_r(NULL, ",", &save))
+			ids[n++] = (uint32_t)parse_u64(tok);
+		nla_put(m, IMEX_A_CHANNEL_IDS, n * 4, ids);
+		free(dup);
+	}
+	for (int i = 0; i < kv->n; i++)
+		if (!strcmp(kv->key[i], "a"))
+			put_raw(m, kv->val[i]);
 	return transact(c, m, print_msg, c);
 }
 

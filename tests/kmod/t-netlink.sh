@@ -207,13 +207,27 @@ $NL domain name=m1 | grep -q "ids=21 " || fail "m1 channels: $($NL domain name=m
 $NL domain name=m1 | grep -q "state=1 " || fail "m1 not DOWN after detach"
 
 # --- a request answered by hand, and one lost with its manager ---------------------------------
+$NL events count=3 > "$IMEX_VM_OUT/reqdone.log" 2>&1 &
+listener=$!
+wait_for 10 grep -q poll /proc/$listener/wchan
 $NL -f - <<SCRIPT || fail "script 6"
 attach
 create name=h1 members=$NODE nowait=1
 accept
 !ENOENT accept
+msg no request is waiting
+!EINVAL done req=last status=0 a=33:bin:010203
+msg whole u32
 done req=last status=95 msg=hand-refused
+create name=h1 members=$NODE nowait=1
+accept
+done req=last status=0 uuid=$U2 ids=3,4
 SCRIPT
+wait $listener || fail "REQ_DONE events not seen"
+grep "name=h1 " "$IMEX_VM_OUT/reqdone.log" | grep -q "status=95 message=hand-refused" ||
+	fail "refusal event: $(cat "$IMEX_VM_OUT/reqdone.log")"
+grep "status=0" "$IMEX_VM_OUT/reqdone.log" | grep -q "uuid=$U2.* ids=3,4" ||
+	fail "result event: $(cat "$IMEX_VM_OUT/reqdone.log")"
 $NL -f - > "$IMEX_VM_OUT/holder.log" 2>&1 <<SCRIPT &
 attach
 hold

@@ -103,10 +103,15 @@
  *      it), IMEX_A_REQ_ATTRS (nested: the attributes of that command, as sent
  *      and validated).  ENOENT when none is waiting.
  * IMEX_CMD_REQ_DONE (manager): IMEX_A_REQ_ID, IMEX_A_REQ_STATUS (u32 errno,
- *      0 for success), optional IMEX_A_REQ_MESSAGE (string for the caller).
- *      Also multicast on "events" with IMEX_A_REQ_ID, IMEX_A_REQ_STATUS,
- *      IMEX_A_REQ_MESSAGE and IMEX_A_DOMAIN_NAME once a request completes,
- *      whether by the manager, by timeout (ETIMEDOUT) or by detach (ENOTCONN).
+ *      0 for success), optional IMEX_A_REQ_MESSAGE (string for the caller),
+ *      and on success optionally the result: IMEX_A_DOMAIN_UUID (the domain
+ *      created) and IMEX_A_CHANNEL_IDS (u32 array: the channels granted or
+ *      freed, at most IMEX_CHANNEL_IDS_MAX).
+ *      Also multicast on "events" with IMEX_A_REQ_ID, IMEX_A_REQ_CMD,
+ *      IMEX_A_REQ_STATUS, IMEX_A_DOMAIN_NAME, and IMEX_A_REQ_MESSAGE,
+ *      IMEX_A_DOMAIN_UUID, IMEX_A_CHANNEL_IDS when given, once a request
+ *      completes, whether by the manager, by timeout (ETIMEDOUT) or by detach
+ *      (ENOTCONN).
  *
  * IMEX_CMD_CHANGE_PREPARE (manager): reserve a change; nothing is visible to
  *      channel users until COMMIT.
