@@ -12,9 +12,10 @@
  *
  * Control interface: the generic netlink family IMEX_GENL_NAME, version
  * IMEX_GENL_VERSION, in the initial network namespace only.  Commands marked
- * (admin) need CAP_SYS_ADMIN; (manager) also need the sender to be the attached
- * manager socket (see IMEX_CMD_MANAGER_ATTACH).  Everything else is readable by
- * anyone.  Refusals carry an extended-ack message naming what was wrong.
+ * (admin) need CAP_SYS_ADMIN (and CAP_NET_ADMIN, which the generic netlink
+ * core checks first); (manager) also need the sender to be the attached
+ * manager socket (see IMEX_CMD_MANAGER_ATTACH).  Everything else is readable
+ * by anyone.  Refusals carry an extended-ack message naming what was wrong.
  *
  * Attribute tree per command (-> means the reply or notification):
  *
@@ -41,6 +42,7 @@
  *      IMEX_A_MEMBERS: nested array, 1..IMEX_MEMBERS_MAX entries, each
  *          IMEX_A_MEMBER_ENTRY_NAME: string, node name (unique in the list)
  *          IMEX_A_MEMBER_ADDR: string, "host[:port]" the daemons use
+ *                              (optional: the name is then the address)
  *      IMEX_A_CHANNEL_COUNT: u32, how many channels to grant (default 0), or
  *      IMEX_A_CHANNELS: nested array, each IMEX_A_CHANNEL_ENTRY_ID (explicit
  *          ids; UID/GID/MODE per entry are ignored in requests)
@@ -133,7 +135,7 @@
  *      a change already committed (among the last IMEX_CHANGE_HISTORY) is 0.
  * IMEX_CMD_CHANGE_ABORT (manager): IMEX_A_CHANGE_ID.  Idempotent: aborting an
  *      unknown change is 0; aborting a committed one is EALREADY.
- * IMEX_CMD_CHANGE_GET: dump of prepared changes: IMEX_A_CHANGE_ID,
+ * IMEX_CMD_CHANGE_GET: dump of prepared changes (anyone may read it): IMEX_A_CHANGE_ID,
  *      IMEX_A_CHANGE_OP, IMEX_A_DOMAIN_NAME, IMEX_A_CHANGE_LEASE_MS (left).
  *
  * IMEX_CMD_DOMAIN_SET_STATUS (manager): IMEX_A_DOMAIN_NAME,
@@ -150,9 +152,10 @@
  *
  * Channel character devices: /dev/imex-channels/channel<N>, char major from
  * the /proc/devices entry "imex-channels", minor N.  open() fails with ENOLINK
- * while the domain is not usable (prepared only, or DOWN) and with ENXIO once
- * the channel is revoked.  After revocation poll() reports
- * POLLERR | POLLHUP | POLLPRI and ioctls fail with ENODEV.
+ * while the channel's domain is DOWN, and with ENXIO when the channel is not
+ * granted (only reserved by an uncommitted change, revoked, or never
+ * granted: a hand-made node reaches nothing).  After revocation poll()
+ * reports POLLERR | POLLHUP | POLLPRI and ioctls fail with ENODEV.
  */
 
 #ifndef _UAPI_LINUX_IMEX_H
@@ -321,9 +324,6 @@ enum imex_change_op {
 /* Channel fd ioctls. */
 #define IMEX_IOC_MAGIC		0xE6
 
-/* Channel flags in struct imex_channel_info.flags. */
-#define IMEX_CHANNEL_F_REVOKED	(1U << 0)
-
 struct imex_channel_info {
 	__u8	domain_uuid[IMEX_UUID_LEN];
 	char	domain_name[IMEX_NAME_MAX];
@@ -331,7 +331,7 @@ struct imex_channel_info {
 	__u32	fabric_partition;
 	__u32	channel_id;
 	__u32	domain_state;		/* enum imex_domain_state */
-	__u32	flags;			/* IMEX_CHANNEL_F_* */
+	__u32	flags;			/* zero, reserved */
 	__u32	reserved[4];		/* zero */
 };
 
