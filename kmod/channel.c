@@ -134,10 +134,12 @@ int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 	}
 	cd = imex_chdev_add(ch->id, uid, gid, mode);
 	if (IS_ERR(cd)) {
+		int err = PTR_ERR(cd);
+
 		/* Put the old node back rather than leave none. */
 		cd = imex_chdev_add(ch->id, ch->uid, ch->gid, ch->mode);
 		ch->chdev = IS_ERR(cd) ? NULL : cd;
-		return -ENOMEM;
+		return err;
 	}
 	ch->chdev = cd;
 	ch->uid = uid;
@@ -287,7 +289,7 @@ int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	err = imex_channel_set_owner(ch, uid, gid, mode);
 	if (err)
-		NL_SET_ERR_MSG(extack, "could not re-create the device node (out of memory): owner and mode unchanged");
+		NL_SET_ERR_MSG(extack, "could not re-create the device node: owner and mode unchanged");
 out:
 	mutex_unlock(&imex_lock);
 	return err;

@@ -26,7 +26,7 @@
 #endif
 
 /*
- * Formatted extended-ack messages (at most 80 bytes) arrived in 6.2.  Before that the message
+ * Formatted extended-ack messages (79 characters at most) arrived in 6.2.  Before that the message
  * must outlive the handler, so format into a small static ring: a slot is
  * reused only after IMEX_EXTACK_SLOTS later errors, long after the ack that
  * points at it has been sent.

@@ -256,8 +256,10 @@ static size_t imex_domain_msg_size(const struct imex_domain *d)
 			    nla_total_size(sizeof(u32)) +
 			    nla_total_size(d->nmembers);
 
+	size_t ids = d->nchannels <= IMEX_CHANNEL_IDS_MAX ? d->nchannels : 0;
+
 	return NLMSG_DEFAULT_SIZE + d->nmembers * per_member +
-	       nla_total_size(d->nchannels * sizeof(u32));
+	       nla_total_size(ids * sizeof(u32));
 }
 
 static struct imex_domain *imex_domain_select(struct genl_info *info)

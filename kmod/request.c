@@ -396,12 +396,6 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	id = nla_get_u64(a[IMEX_A_REQ_ID]);
 
-	if (a[IMEX_A_CHANNEL_IDS] &&
-	    nla_len(a[IMEX_A_CHANNEL_IDS]) % sizeof(u32)) {
-		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_CHANNEL_IDS],
-				    "channel ids must be whole u32 values");
-		return -EINVAL;
-	}
 	if (a[IMEX_A_DOMAIN_UUID])
 		nla_memcpy(&uuid, a[IMEX_A_DOMAIN_UUID], sizeof(uuid));
 	res.msg = a[IMEX_A_REQ_MESSAGE] ? nla_data(a[IMEX_A_REQ_MESSAGE]) : NULL;
@@ -414,6 +408,13 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&imex_lock);
 	if (!imex_is_manager(info, extack)) {
 		err = -EACCES;
+		goto out;
+	}
+	if (a[IMEX_A_CHANNEL_IDS] &&
+	    nla_len(a[IMEX_A_CHANNEL_IDS]) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_CHANNEL_IDS],
+				    "channel ids must be whole u32 values");
+		err = -EINVAL;
 		goto out;
 	}
 	list_for_each_entry(r, &imex_reqs, list) {

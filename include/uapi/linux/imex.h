@@ -238,8 +238,7 @@ enum imex_attr {
 	IMEX_A_MEMBERS,			/* nested array of enum imex_member_attr */
 	IMEX_A_MEMBER_NAME,		/* string (IMEX_CMD_MEMBER_EVICT) */
 	IMEX_A_CHANNEL_COUNT,		/* u32 */
-	IMEX_A_CHANNELS,		/* nested array of enum imex_channel_attr,
-					 */
+	IMEX_A_CHANNELS,		/* nested array of enum imex_channel_attr */
 	IMEX_A_CHANNEL_ID,		/* u32 */
 	IMEX_A_CHANNEL_UID,		/* u32 */
 	IMEX_A_CHANNEL_GID,		/* u32 */
