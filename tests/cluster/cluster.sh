@@ -1,0 +1,114 @@
+# Host-side library for cluster tests (bash): several VMs, each with its own
+# kernel, imex.ko and daemon, on one vde_switch (a local unix socket: no
+# host networking).  Node I is "nodeI" at 192.0.2.I.  Commands run in a
+# node through its agent (tests/cluster/agent.sh) over the node's out
+# share; a node keeps its out directory, and so its imexd state directory,
+# across power cycles.
+#
+#   cluster_init N          switch + per-node directories
+#   node_boot I...          boot nodes (in parallel) and wait for their
+#                           agents (bounded)
+#   node_run I CMD          run CMD (sh -c) in node I; prints its output,
+#                           returns its status; bounded by NODE_RUN_TIMEOUT
+#   node_kill I             power node I off at once (SIGKILL of its qemu)
+#   node_halt I             stop node I's agent: a clean power-off
+#   cluster_fini            halt every node still up, stop the switch
+#   t_ok/t_fail/t_done      as tests/vm/lib.sh, on the host
+
+CLUSTER_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+CLUSTER_FABRIC="fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7"
+NODE_RUN_TIMEOUT=${NODE_RUN_TIMEOUT:-120}
+NODE_BOOT_TIMEOUT=${NODE_BOOT_TIMEOUT:-120}
+declare -A node_pid node_k
+t_passed=0 t_failed=0
+
+cluster_now() { date +%s.%N; }
+
+cluster_init() {
+	cluster_n=$1
+	cluster_dir=$(mktemp -d "${TMPDIR:-/tmp}/imex-cluster.XXXXXX")
+	vde_switch -d -s "$cluster_dir/switch" -p "$cluster_dir/switch.pid" \
+		> "$cluster_dir/switch.log" 2>&1 ||
+		{ echo "cluster: vde_switch failed: $(cat "$cluster_dir/switch.log")" >&2; return 1; }
+	trap cluster_fini EXIT
+	for i in $(seq 1 "$cluster_n"); do mkdir -p "$cluster_dir/n$i"; done
+}
+
+# _wait_file SECS FILE: bounded wait for a file the guest writes.
+_wait_file() {
+	local end=$(( $(date +%s) + $1 ))
+	while [ ! -f "$2" ]; do
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+node_boot() {
+	local i out
+	for i in "$@"; do
+		out=$cluster_dir/n$i
+		rm -rf "$out/rpc" "$out/qemu.pid"
+		node_k[$i]=1
+		IMEX_VM_QEMU_ARGS="-pidfile $out/qemu.pid" \
+		"$CLUSTER_REPO/tests/vm/run.sh" --quiet --timeout 1800 --mem 512 \
+			--hostname "node$i" --vde "$cluster_dir/switch" --ip "192.0.2.$i/24" \
+			--module-args "$CLUSTER_FABRIC" --out "$out" \
+			-- sh tests/cluster/agent.sh > "$out/run.log" 2>&1 &
+		node_pid[$i]=$!
+	done
+	for i in "$@"; do
+		out=$cluster_dir/n$i
+		if ! _wait_file "$NODE_BOOT_TIMEOUT" "$out/rpc/ready"; then
+			echo "cluster: node$i did not come up: $(tail -5 "$out/run.log")" >&2
+			return 1
+		fi
+	done
+}
+
+node_run() {
+	local i=$1 k=${node_k[$1]} rpc=$cluster_dir/n$1/rpc
+	shift
+	printf '%s\n' "$*" > "$rpc/cmd.$k.tmp"
+	mv "$rpc/cmd.$k.tmp" "$rpc/cmd.$k"
+	node_k[$i]=$((k + 1))
+	if ! _wait_file "$NODE_RUN_TIMEOUT" "$rpc/rc.$k"; then
+		echo "cluster: node$i: no answer in ${NODE_RUN_TIMEOUT}s to: $*" >&2
+		return 124
+	fi
+	cat "$rpc/out.$k"
+	return "$(cat "$rpc/rc.$k")"
+}
+
+node_kill() {
+	local out=$cluster_dir/n$1
+	kill -9 "$(cat "$out/qemu.pid")" 2>/dev/null
+	wait "${node_pid[$1]}" 2>/dev/null
+	unset "node_pid[$1]"
+}
+
+node_halt() {
+	local k=${node_k[$1]} rpc=$cluster_dir/n$1/rpc
+	echo exit > "$rpc/cmd.$k.tmp" && mv "$rpc/cmd.$k.tmp" "$rpc/cmd.$k"
+	wait "${node_pid[$1]}"
+	local rc=$?
+	unset "node_pid[$1]"
+	return $rc
+}
+
+cluster_fini() {
+	local i
+	for i in "${!node_pid[@]}"; do
+		node_halt "$i" || echo "cluster: node$i ended with status $? (see $cluster_dir/n$i/run.log)" >&2
+	done
+	[ -f "$cluster_dir/switch.pid" ] && kill "$(cat "$cluster_dir/switch.pid")" 2>/dev/null
+	trap - EXIT
+}
+
+t_ok() { t_passed=$((t_passed + 1)); echo "ok $((t_passed + t_failed)) - $*"; }
+t_fail() { t_failed=$((t_failed + 1)); echo "not ok $((t_passed + t_failed)) - $*"; }
+t_check() { local d=$1; shift; if "$@"; then t_ok "$d"; else t_fail "$d"; fi; }
+t_done() {
+	cluster_fini
+	echo "$t_passed passed, $t_failed failed"
+	[ "$t_failed" -eq 0 ]
+}
