@@ -1,0 +1,854 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The imexd peer protocol codec (wire.h).
+ *
+ * Decoding is done in two steps that share their rules with encoding: a
+ * structural pass reads the fields, bounds-checking every read and every
+ * count before it allocates, then check_msg() validates the decoded message
+ * with the very function the encoder runs on its input.  So whatever the
+ * encoder accepts decodes, and whatever decodes re-encodes to the same bytes.
+ *
+ * Nothing here keeps state between calls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+#define CHANNEL_WIRE_LEN	14	/* u32 id, u32 uid, u32 gid, u16 mode */
+#define ERRNO_WIRE_MAX		4095	/* like the kernel's MAX_ERRNO */
+#define MODE_MAX		0777
+
+static const uint8_t zero_uuid[16];
+
+/* ---- string rules ------------------------------------------------------ */
+
+enum str_kind { STR_NAME, STR_ADDR, STR_TEXT };
+
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+/* @n bytes of @s (no NUL among them) against the uAPI name rule. */
+static bool name_bytes_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 1 || n >= IMEX_NAME_MAX || !is_alnum(s[0]))
+		return false;
+	for (i = 1; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* Printable ASCII without the space (addr) or with it (text). */
+static bool print_bytes_ok(const char *s, size_t n, char lowest)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] < lowest || s[i] > '~')
+			return false;
+	return true;
+}
+
+/* NULL when @n bytes at @s are a valid string of @kind, else why not. */
+static const char *str_problem(enum str_kind kind, const char *s, size_t n)
+{
+	switch (kind) {
+	case STR_NAME:
+		if (n >= IMEX_NAME_MAX)
+			return "name longer than IMEX_NAME_MAX - 1";
+		return name_bytes_ok(s, n) ? NULL :
+		       "name is not [A-Za-z0-9][A-Za-z0-9_.-]*";
+	case STR_ADDR:
+		if (n > IMEXD_ADDR_MAX)
+			return "address longer than IMEXD_ADDR_MAX";
+		return print_bytes_ok(s, n, '!') ? NULL :
+		       "address is not printable ASCII";
+	case STR_TEXT:
+		if (n > IMEXD_MESSAGE_MAX)
+			return "message longer than IMEXD_MESSAGE_MAX";
+		return print_bytes_ok(s, n, ' ') ? NULL :
+		       "message is not printable ASCII";
+	}
+	return "unknown string kind";
+}
+
+/* A NUL-terminated string in a field of @cap bytes (encoder side). */
+static const char *field_problem(enum str_kind kind, const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap);
+
+	if (n == cap)
+		return "string field is not terminated";
+	return str_problem(kind, s, n);
+}
+
+bool imexd_name_valid(const char *name)
+{
+	return name && name_bytes_ok(name, strnlen(name, IMEX_NAME_MAX));
+}
+
+/* ---- validation shared by encoder and decoder --------------------------- */
+
+static int bad(const char **why, int err, const char *what)
+{
+	if (why)
+		*why = what;
+	return err;
+}
+
+static int check_members(const struct imexd_def *d, const char **why)
+{
+	uint16_t i, j;
+
+	if (d->nmembers > IMEX_MEMBERS_MAX)
+		return bad(why, -E2BIG, "more members than IMEX_MEMBERS_MAX");
+	if (d->nmembers && !d->members)
+		return bad(why, -EBADMSG, "member count without members");
+	for (i = 0; i < d->nmembers; i++) {
+		const struct imexd_member *m = &d->members[i];
+		const char *p;
+
+		p = field_problem(STR_NAME, m->name, sizeof(m->name));
+		if (!p)
+			p = field_problem(STR_ADDR, m->addr, sizeof(m->addr));
+		if (p)
+			return bad(why, -EBADMSG, p);
+		for (j = 0; j < i; j++)
+			if (!strcmp(d->members[j].name, m->name))
+				return bad(why, -EBADMSG, "member listed twice");
+	}
+	return 0;
+}
+
+static int check_channels(const struct imexd_def *d, const char **why)
+{
+	uint32_t i;
+
+	if (d->nchannels > IMEX_CHANNELS_MAX)
+		return bad(why, -E2BIG, "more channels than IMEX_CHANNELS_MAX");
+	if (d->nchannels && !d->channels)
+		return bad(why, -EBADMSG, "channel count without channels");
+	for (i = 0; i < d->nchannels; i++) {
+		const struct imexd_channel *c = &d->channels[i];
+
+		if (c->id >= IMEX_CHANNELS_MAX)
+			return bad(why, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX");
+		if (i && c->id <= d->channels[i - 1].id)
+			return bad(why, -EBADMSG,
+				   "channel ids not strictly increasing");
+		if (c->mode > MODE_MAX)
+			return bad(why, -EBADMSG, "channel mode above 0777");
+	}
+	return 0;
+}
+
+/* The def rules, uuid apart (the wire carries it in the header). */
+static int check_def_body(const struct imexd_def *d, const char **why)
+{
+	const char *p = field_problem(STR_NAME, d->name, sizeof(d->name));
+	int err;
+
+	if (p)
+		return bad(why, -EBADMSG, p);
+	if (d->flags & ~IMEXD_DEF_DELETED)
+		return bad(why, -EBADMSG, "unknown definition flags");
+	err = check_members(d, why);
+	return err ? err : check_channels(d, why);
+}
+
+int imexd_def_check(const struct imexd_def *def, const char **why)
+{
+	int err;
+
+	if (!def)
+		return bad(why, -EINVAL, "no definition");
+	if (!memcmp(def->uuid, zero_uuid, sizeof(zero_uuid)))
+		return bad(why, -EINVAL, "domain UUID is all-zero");
+	err = check_def_body(def, why);
+	return err == -EBADMSG ? -EINVAL : err;
+}
+
+static int check_err(int32_t error, const char **why)
+{
+	if (error < 0 || error > ERRNO_WIRE_MAX)
+		return bad(why, -EBADMSG, "error is not 0 or a positive errno");
+	return 0;
+}
+
+static int check_hello(const struct imexd_msg *m, const char **why)
+{
+	const char *p = field_problem(STR_NAME, m->u.hello.node_name,
+				      sizeof(m->u.hello.node_name));
+
+	if (p)
+		return bad(why, -EBADMSG, p);
+	if (m->u.hello.proto_min > m->u.hello.proto_max)
+		return bad(why, -EBADMSG, "proto_min above proto_max");
+	if (m->u.hello.max_channels > IMEX_CHANNELS_MAX)
+		return bad(why, -E2BIG, "max_channels above IMEX_CHANNELS_MAX");
+	return 0;
+}
+
+static int check_heartbeat(const struct imexd_msg *m, const char **why)
+{
+	const struct imexd_peer_view *v = m->u.heartbeat.peers;
+	uint16_t i, j;
+
+	if (m->u.heartbeat.n > IMEX_MEMBERS_MAX)
+		return bad(why, -E2BIG, "more peers than IMEX_MEMBERS_MAX");
+	if (m->u.heartbeat.n && !v)
+		return bad(why, -EBADMSG, "peer count without peers");
+	for (i = 0; i < m->u.heartbeat.n; i++) {
+		const char *p = field_problem(STR_NAME, v[i].name,
+					      sizeof(v[i].name));
+
+		if (p)
+			return bad(why, -EBADMSG, p);
+		if (v[i].state >= __IMEX_MEMBER_STATE_MAX)
+			return bad(why, -EBADMSG, "peer state out of range");
+		for (j = 0; j < i; j++)
+			if (!strcmp(v[j].name, v[i].name))
+				return bad(why, -EBADMSG, "peer listed twice");
+	}
+	return 0;
+}
+
+static int check_free(const struct imexd_msg *m, const char **why)
+{
+	uint32_t nbits = m->u.free.nbits;
+
+	if (nbits > IMEX_CHANNELS_MAX)
+		return bad(why, -E2BIG, "nbits above IMEX_CHANNELS_MAX");
+	if (nbits && !m->u.free.bits)
+		return bad(why, -EBADMSG, "bit count without bits");
+	if (nbits % 8 && (m->u.free.bits[nbits / 8] >> (nbits % 8)))
+		return bad(why, -EBADMSG, "bits set beyond nbits");
+	return 0;
+}
+
+/* PREPARE and SYNC: the def, and its uuid is the header's. */
+static int check_msg_def(const struct imexd_msg *m, const struct imexd_def *d,
+			 const char **why)
+{
+	if (!memcmp(m->domain_uuid, zero_uuid, sizeof(zero_uuid)))
+		return bad(why, -EBADMSG, "definition without a domain UUID");
+	if (memcmp(d->uuid, m->domain_uuid, sizeof(d->uuid)))
+		return bad(why, -EBADMSG,
+			   "definition UUID differs from the header's");
+	return check_def_body(d, why);
+}
+
+static int check_msg(const struct imexd_msg *m, const char **why)
+{
+	const char *p;
+
+	switch (m->type) {
+	case IMEXD_MSG_HELLO:
+	case IMEXD_MSG_HELLO_ACK:
+		return check_hello(m, why);
+	case IMEXD_MSG_HEARTBEAT:
+		return check_heartbeat(m, why);
+	case IMEXD_MSG_QUERY_FREE:
+		if (m->u.query_free.count > IMEX_CHANNELS_MAX)
+			return bad(why, -E2BIG, "count above IMEX_CHANNELS_MAX");
+		return 0;
+	case IMEXD_MSG_FREE:
+		return check_free(m, why);
+	case IMEXD_MSG_PREPARE:
+		if (m->u.prepare.op >= __IMEX_CHANGE_OP_MAX)
+			return bad(why, -EBADMSG, "change op out of range");
+		if (m->u.prepare.lease_ms > IMEX_LEASE_MAX_MS)
+			return bad(why, -EBADMSG, "lease above IMEX_LEASE_MAX_MS");
+		return check_msg_def(m, &m->u.prepare.def, why);
+	case IMEXD_MSG_VOTE:
+		p = field_problem(STR_TEXT, m->u.vote.message,
+				  sizeof(m->u.vote.message));
+		return p ? bad(why, -EBADMSG, p) : check_err(m->u.vote.error, why);
+	case IMEXD_MSG_COMMIT:
+	case IMEXD_MSG_ABORT:
+	case IMEXD_MSG_OUTCOME_QUERY:
+		return 0;
+	case IMEXD_MSG_ACK:
+		if (m->u.ack.what != IMEXD_ACK_COMMIT &&
+		    m->u.ack.what != IMEXD_ACK_ABORT)
+			return bad(why, -EBADMSG, "ack kind out of range");
+		return check_err(m->u.ack.error, why);
+	case IMEXD_MSG_OUTCOME:
+		if (m->u.outcome.outcome > IMEXD_OUTCOME_ABORTED)
+			return bad(why, -EBADMSG, "outcome out of range");
+		return 0;
+	case IMEXD_MSG_SYNC:
+		return check_msg_def(m, &m->u.sync, why);
+	case IMEXD_MSG_LEAVE:
+		if (m->u.leave.reason != IMEXD_LEAVE_SHUTDOWN)
+			return bad(why, -EBADMSG, "leave reason out of range");
+		return 0;
+	}
+	return bad(why, -EPROTO, "unknown message type");
+}
+
+/* ---- big-endian helpers -------------------------------------------------- */
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* ---- encoder ------------------------------------------------------------ */
+
+/*
+ * A writer that only counts while buf is NULL: the same code measures the
+ * frame, then fills the buffer allocated to that size.
+ */
+struct wr {
+	uint8_t *buf;
+	size_t len;
+};
+
+static void wr_bytes(struct wr *w, const void *p, size_t n)
+{
+	if (w->buf && n)
+		memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void wr_be(struct wr *w, uint64_t v, unsigned int bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++) {
+		if (w->buf)
+			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+		w->len++;
+	}
+}
+
+static void wr_u8(struct wr *w, uint8_t v)
+{
+	wr_be(w, v, 1);
+}
+
+static void wr_u16(struct wr *w, uint16_t v)
+{
+	wr_be(w, v, 2);
+}
+
+static void wr_u32(struct wr *w, uint32_t v)
+{
+	wr_be(w, v, 4);
+}
+
+static void wr_u64(struct wr *w, uint64_t v)
+{
+	wr_be(w, v, 8);
+}
+
+/* Only called on validated fields: NUL-terminated, at most 255 bytes. */
+static void wr_str(struct wr *w, const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap);
+
+	wr_u8(w, (uint8_t)n);
+	wr_bytes(w, s, n);
+}
+
+static void wr_def(struct wr *w, const struct imexd_def *d)
+{
+	uint32_t i;
+
+	wr_str(w, d->name, sizeof(d->name));
+	wr_u64(w, d->generation);
+	wr_u8(w, d->flags);
+	wr_bytes(w, d->fabric_uuid, sizeof(d->fabric_uuid));
+	wr_u32(w, d->partition);
+	wr_u16(w, d->nmembers);
+	for (i = 0; i < d->nmembers; i++) {
+		wr_str(w, d->members[i].name, sizeof(d->members[i].name));
+		wr_str(w, d->members[i].addr, sizeof(d->members[i].addr));
+	}
+	wr_u32(w, d->nchannels);
+	for (i = 0; i < d->nchannels; i++) {
+		wr_u32(w, d->channels[i].id);
+		wr_u32(w, d->channels[i].uid);
+		wr_u32(w, d->channels[i].gid);
+		wr_u16(w, d->channels[i].mode);
+	}
+}
+
+static void wr_hello(struct wr *w, const struct imexd_msg *m)
+{
+	wr_u16(w, m->u.hello.proto_min);
+	wr_u16(w, m->u.hello.proto_max);
+	wr_str(w, m->u.hello.node_name, sizeof(m->u.hello.node_name));
+	wr_u32(w, m->u.hello.max_channels);
+	wr_bytes(w, m->u.hello.fabric_uuid, sizeof(m->u.hello.fabric_uuid));
+	wr_u32(w, m->u.hello.partition);
+}
+
+static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
+{
+	uint16_t i;
+
+	wr_u32(w, m->u.heartbeat.seq);
+	wr_u16(w, m->u.heartbeat.n);
+	for (i = 0; i < m->u.heartbeat.n; i++) {
+		wr_str(w, m->u.heartbeat.peers[i].name,
+		       sizeof(m->u.heartbeat.peers[i].name));
+		wr_u8(w, m->u.heartbeat.peers[i].state);
+	}
+}
+
+static void wr_body(struct wr *w, const struct imexd_msg *m)
+{
+	switch (m->type) {
+	case IMEXD_MSG_HELLO:
+	case IMEXD_MSG_HELLO_ACK:
+		wr_hello(w, m);
+		break;
+	case IMEXD_MSG_HEARTBEAT:
+		wr_heartbeat(w, m);
+		break;
+	case IMEXD_MSG_QUERY_FREE:
+		wr_u64(w, m->u.query_free.change_id);
+		wr_u32(w, m->u.query_free.count);
+		break;
+	case IMEXD_MSG_FREE:
+		wr_u64(w, m->u.free.change_id);
+		wr_u32(w, m->u.free.nbits);
+		wr_bytes(w, m->u.free.bits, (m->u.free.nbits + 7) / 8);
+		break;
+	case IMEXD_MSG_PREPARE:
+		wr_u64(w, m->u.prepare.change_id);
+		wr_u8(w, m->u.prepare.op);
+		wr_u32(w, m->u.prepare.lease_ms);
+		wr_def(w, &m->u.prepare.def);
+		break;
+	case IMEXD_MSG_VOTE:
+		wr_u64(w, m->u.vote.change_id);
+		wr_u32(w, (uint32_t)m->u.vote.error);
+		wr_str(w, m->u.vote.message, sizeof(m->u.vote.message));
+		break;
+	case IMEXD_MSG_COMMIT:
+	case IMEXD_MSG_ABORT:
+	case IMEXD_MSG_OUTCOME_QUERY:
+		wr_u64(w, m->u.change.change_id);
+		break;
+	case IMEXD_MSG_ACK:
+		wr_u64(w, m->u.ack.change_id);
+		wr_u8(w, m->u.ack.what);
+		wr_u32(w, (uint32_t)m->u.ack.error);
+		break;
+	case IMEXD_MSG_OUTCOME:
+		wr_u64(w, m->u.outcome.change_id);
+		wr_u8(w, m->u.outcome.outcome);
+		break;
+	case IMEXD_MSG_SYNC:
+		wr_def(w, &m->u.sync);
+		break;
+	case IMEXD_MSG_LEAVE:
+		wr_u8(w, m->u.leave.reason);
+		break;
+	}
+}
+
+static void wr_header(struct wr *w, const struct imexd_msg *m, uint32_t body)
+{
+	wr_u32(w, IMEXD_MAGIC);
+	wr_u8(w, IMEXD_PROTO_VERSION);
+	wr_u8(w, m->type);
+	wr_u16(w, 0);
+	wr_u32(w, body);
+	wr_bytes(w, m->domain_uuid, sizeof(m->domain_uuid));
+	wr_bytes(w, m->sender_uuid, sizeof(m->sender_uuid));
+	wr_u64(w, m->sender_epoch);
+}
+
+int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len)
+{
+	struct wr w = { NULL, 0 };
+	size_t body;
+
+	if (!msg || !out || !len || check_msg(msg, NULL))
+		return -EINVAL;
+	/* Validated counts bound the body to tens of MiB: no overflow. */
+	wr_body(&w, msg);
+	if (w.len > IMEXD_BODY_MAX)
+		return -EINVAL;
+	body = w.len;
+	w.buf = malloc(IMEXD_HEADER_LEN + body);
+	if (!w.buf)
+		return -ENOMEM;
+	w.len = 0;
+	wr_header(&w, msg, (uint32_t)body);
+	wr_body(&w, msg);
+	*out = w.buf;
+	*len = w.len;
+	return 0;
+}
+
+/* ---- decoder ------------------------------------------------------------ */
+
+/* A bounds-checked reader; the first failure sticks and later reads are 0. */
+struct rd {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+	int err;
+	const char *why;
+};
+
+static void rd_fail(struct rd *r, int err, const char *why)
+{
+	if (!r->err) {
+		r->err = err;
+		r->why = why;
+	}
+}
+
+static size_t rd_left(const struct rd *r)
+{
+	return r->err ? 0 : r->len - r->off;
+}
+
+static const uint8_t *rd_take(struct rd *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (r->err)
+		return NULL;
+	if (n > r->len - r->off) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+static uint64_t rd_be(struct rd *r, unsigned int bytes)
+{
+	const uint8_t *p = rd_take(r, bytes);
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; p && i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint8_t rd_u8(struct rd *r)
+{
+	return (uint8_t)rd_be(r, 1);
+}
+
+static uint16_t rd_u16(struct rd *r)
+{
+	return (uint16_t)rd_be(r, 2);
+}
+
+static uint32_t rd_u32(struct rd *r)
+{
+	return (uint32_t)rd_be(r, 4);
+}
+
+static uint64_t rd_u64(struct rd *r)
+{
+	return rd_be(r, 8);
+}
+
+static void rd_bytes(struct rd *r, uint8_t *dst, size_t n)
+{
+	const uint8_t *p = rd_take(r, n);
+
+	if (p)
+		memcpy(dst, p, n);
+}
+
+/* A str into a field of @cap (> 255 for addresses and messages) bytes. */
+static void rd_str(struct rd *r, enum str_kind kind, char *dst, size_t cap)
+{
+	size_t n = rd_u8(r);
+	const uint8_t *p = rd_take(r, n);
+	const char *why;
+
+	if (!p)
+		return;
+	/* Checked on the raw bytes, so a NUL cannot hide a tail. */
+	why = str_problem(kind, (const char *)p, n);
+	if (why || n >= cap) {
+		rd_fail(r, -EBADMSG, why ? why : "string too long");
+		return;
+	}
+	memcpy(dst, p, n);
+	dst[n] = '\0';
+}
+
+static void rd_members(struct rd *r, struct imexd_def *d)
+{
+	uint16_t i;
+
+	d->nmembers = rd_u16(r);
+	if (r->err || !d->nmembers)
+		return;
+	if (d->nmembers > IMEX_MEMBERS_MAX) {
+		rd_fail(r, -E2BIG, "more members than IMEX_MEMBERS_MAX");
+		return;
+	}
+	d->members = calloc(d->nmembers, sizeof(*d->members));
+	if (!d->members) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0; i < d->nmembers && !r->err; i++) {
+		rd_str(r, STR_NAME, d->members[i].name,
+		       sizeof(d->members[i].name));
+		rd_str(r, STR_ADDR, d->members[i].addr,
+		       sizeof(d->members[i].addr));
+	}
+}
+
+static void rd_channels(struct rd *r, struct imexd_def *d)
+{
+	uint32_t i;
+
+	d->nchannels = rd_u32(r);
+	if (r->err || !d->nchannels)
+		return;
+	if (d->nchannels > IMEX_CHANNELS_MAX) {
+		rd_fail(r, -E2BIG, "more channels than IMEX_CHANNELS_MAX");
+		return;
+	}
+	/* The count must fit what is left before anything is allocated. */
+	if (d->nchannels > rd_left(r) / CHANNEL_WIRE_LEN) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return;
+	}
+	d->channels = calloc(d->nchannels, sizeof(*d->channels));
+	if (!d->channels) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0; i < d->nchannels; i++) {
+		d->channels[i].id = rd_u32(r);
+		d->channels[i].uid = rd_u32(r);
+		d->channels[i].gid = rd_u32(r);
+		d->channels[i].mode = rd_u16(r);
+	}
+}
+
+static void rd_def(struct rd *r, struct imexd_def *d, const uint8_t *uuid)
+{
+	memcpy(d->uuid, uuid, sizeof(d->uuid));
+	rd_str(r, STR_NAME, d->name, sizeof(d->name));
+	d->generation = rd_u64(r);
+	d->flags = rd_u8(r);
+	rd_bytes(r, d->fabric_uuid, sizeof(d->fabric_uuid));
+	d->partition = rd_u32(r);
+	rd_members(r, d);
+	rd_channels(r, d);
+}
+
+static void rd_hello(struct rd *r, struct imexd_msg *m)
+{
+	m->u.hello.proto_min = rd_u16(r);
+	m->u.hello.proto_max = rd_u16(r);
+	rd_str(r, STR_NAME, m->u.hello.node_name, sizeof(m->u.hello.node_name));
+	m->u.hello.max_channels = rd_u32(r);
+	rd_bytes(r, m->u.hello.fabric_uuid, sizeof(m->u.hello.fabric_uuid));
+	m->u.hello.partition = rd_u32(r);
+}
+
+static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
+{
+	struct imexd_peer_view *v;
+	uint16_t i;
+
+	m->u.heartbeat.seq = rd_u32(r);
+	m->u.heartbeat.n = rd_u16(r);
+	if (r->err || !m->u.heartbeat.n)
+		return;
+	if (m->u.heartbeat.n > IMEX_MEMBERS_MAX) {
+		rd_fail(r, -E2BIG, "more peers than IMEX_MEMBERS_MAX");
+		return;
+	}
+	v = calloc(m->u.heartbeat.n, sizeof(*v));
+	m->u.heartbeat.peers = v;
+	if (!v) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0; i < m->u.heartbeat.n && !r->err; i++) {
+		rd_str(r, STR_NAME, v[i].name, sizeof(v[i].name));
+		v[i].state = rd_u8(r);
+	}
+}
+
+static void rd_free_bits(struct rd *r, struct imexd_msg *m)
+{
+	size_t bytes;
+
+	m->u.free.change_id = rd_u64(r);
+	m->u.free.nbits = rd_u32(r);
+	if (r->err || !m->u.free.nbits)
+		return;
+	if (m->u.free.nbits > IMEX_CHANNELS_MAX) {
+		rd_fail(r, -E2BIG, "nbits above IMEX_CHANNELS_MAX");
+		return;
+	}
+	bytes = ((size_t)m->u.free.nbits + 7) / 8;
+	if (bytes > rd_left(r)) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return;
+	}
+	m->u.free.bits = malloc(bytes);
+	if (!m->u.free.bits) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	rd_bytes(r, m->u.free.bits, bytes);
+}
+
+static void rd_body(struct rd *r, struct imexd_msg *m)
+{
+	switch (m->type) {
+	case IMEXD_MSG_HELLO:
+	case IMEXD_MSG_HELLO_ACK:
+		rd_hello(r, m);
+		break;
+	case IMEXD_MSG_HEARTBEAT:
+		rd_heartbeat(r, m);
+		break;
+	case IMEXD_MSG_QUERY_FREE:
+		m->u.query_free.change_id = rd_u64(r);
+		m->u.query_free.count = rd_u32(r);
+		break;
+	case IMEXD_MSG_FREE:
+		rd_free_bits(r, m);
+		break;
+	case IMEXD_MSG_PREPARE:
+		m->u.prepare.change_id = rd_u64(r);
+		m->u.prepare.op = rd_u8(r);
+		m->u.prepare.lease_ms = rd_u32(r);
+		rd_def(r, &m->u.prepare.def, m->domain_uuid);
+		break;
+	case IMEXD_MSG_VOTE:
+		m->u.vote.change_id = rd_u64(r);
+		m->u.vote.error = (int32_t)rd_u32(r);
+		rd_str(r, STR_TEXT, m->u.vote.message,
+		       sizeof(m->u.vote.message));
+		break;
+	case IMEXD_MSG_COMMIT:
+	case IMEXD_MSG_ABORT:
+	case IMEXD_MSG_OUTCOME_QUERY:
+		m->u.change.change_id = rd_u64(r);
+		break;
+	case IMEXD_MSG_ACK:
+		m->u.ack.change_id = rd_u64(r);
+		m->u.ack.what = rd_u8(r);
+		m->u.ack.error = (int32_t)rd_u32(r);
+		break;
+	case IMEXD_MSG_OUTCOME:
+		m->u.outcome.change_id = rd_u64(r);
+		m->u.outcome.outcome = rd_u8(r);
+		break;
+	case IMEXD_MSG_SYNC:
+		rd_def(r, &m->u.sync, m->domain_uuid);
+		break;
+	case IMEXD_MSG_LEAVE:
+		m->u.leave.reason = rd_u8(r);
+		break;
+	}
+}
+
+long imexd_frame_len(const uint8_t *buf, size_t len)
+{
+	static const uint8_t magic[4] = { 'I', 'M', 'E', 'X' };
+	size_t i;
+
+	if (!buf)
+		return len ? -EBADMSG : 0;
+	/* Refuse as early as the bytes allow: a stranger is dropped fast. */
+	for (i = 0; i < len && i < sizeof(magic); i++)
+		if (buf[i] != magic[i])
+			return -EBADMSG;
+	if (len > 4 && buf[4] != IMEXD_PROTO_VERSION)
+		return -EBADMSG;
+	if ((len > 6 && buf[6]) || (len > 7 && buf[7]))
+		return -EBADMSG;
+	if (len < 12)
+		return 0;
+	if (get_be32(buf + 8) > IMEXD_BODY_MAX)
+		return -EBADMSG;
+	if (len < IMEXD_HEADER_LEN)
+		return 0;
+	return (long)(IMEXD_HEADER_LEN + get_be32(buf + 8));
+}
+
+static int rd_error(struct rd *r, int err, const char *why)
+{
+	rd_fail(r, err, why);
+	return r->err;
+}
+
+static int rd_header(struct rd *r, struct imexd_msg *m)
+{
+	uint32_t body;
+
+	if (r->len < IMEXD_HEADER_LEN)
+		return rd_error(r, -EBADMSG, "truncated header");
+	if (rd_u32(r) != IMEXD_MAGIC)
+		return rd_error(r, -EBADMSG, "bad magic");
+	if (rd_u8(r) != IMEXD_PROTO_VERSION)
+		return rd_error(r, -EPROTO, "unsupported protocol version");
+	m->type = rd_u8(r);
+	if (rd_u16(r))
+		return rd_error(r, -EBADMSG, "non-zero header flags");
+	body = rd_u32(r);
+	if (body > IMEXD_BODY_MAX)
+		return rd_error(r, -E2BIG, "body longer than IMEXD_BODY_MAX");
+	if (body != r->len - IMEXD_HEADER_LEN)
+		return rd_error(r, -EBADMSG,
+				"frame length differs from the header's");
+	if (m->type < IMEXD_MSG_HELLO || m->type > IMEXD_MSG_TYPE_MAX)
+		return rd_error(r, -EPROTO, "unknown message type");
+	rd_bytes(r, m->domain_uuid, sizeof(m->domain_uuid));
+	rd_bytes(r, m->sender_uuid, sizeof(m->sender_uuid));
+	m->sender_epoch = rd_u64(r);
+	return r->err;
+}
+
+int imexd_msg_decode(const uint8_t *buf, size_t len, struct imexd_msg *msg,
+		     const char **why)
+{
+	struct rd r = { buf, buf ? len : 0, 0, 0, NULL };
+	struct imexd_msg m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	if (!rd_header(&r, &m)) {
+		rd_body(&r, &m);
+		if (!r.err && r.off != r.len)
+			rd_fail(&r, -EBADMSG, "body longer than its fields");
+	}
+	err = r.err;
+	if (!err)
+		err = check_msg(&m, &r.why);
+	if (err) {
+		imexd_msg_free(&m);
+		if (why)
+			*why = r.why;
+		return err;
+	}
+	*msg = m;
+	if (why)
+		*why = NULL;
+	return 0;
+}

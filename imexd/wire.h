@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The imexd peer protocol on the wire: framed, versioned binary messages.
+ *
+ * Frame (all integers big-endian):
+ *
+ *   offset size
+ *   0      4    magic 0x494d4558 ("IMEX")
+ *   4      1    protocol version (IMEXD_PROTO_VERSION)
+ *   5      1    type (enum imexd_msg_type)
+ *   6      2    flags, zero
+ *   8      4    body length in bytes, at most IMEXD_BODY_MAX
+ *   12     16   domain UUID (all-zero for node-level messages)
+ *   28     16   sender node UUID
+ *   44     8    sender instance epoch (random, chosen at every daemon start)
+ *   52     ...  body, laid out per type (below)
+ *
+ * Body fields in order; "str" is a u8 length then that many bytes (no NUL),
+ * "names" must satisfy the name rule of the uAPI, "addr" is printable ASCII;
+ * "def" is a domain definition:
+ *   str name, u64 generation, u8 flags (IMEXD_DEF_DELETED: a tombstone),
+ *   u8 fabric_uuid[16], u32 partition,
+ *   u16 nmembers, nmembers × { str name, str addr },
+ *   u32 nchannels, nchannels × { u32 id, u32 uid, u32 gid, u16 mode }
+ *   (members unique, channel ids strictly increasing).
+ *
+ *   HELLO, HELLO_ACK   u16 proto_min, u16 proto_max, str node_name,
+ *                      u32 max_channels, u8 fabric_uuid[16], u32 partition
+ *   HEARTBEAT          u32 seq, u16 n, n × { str peer_name, u8 state }
+ *                      (the sender's view of its peers: enum imex_member_state)
+ *   QUERY_FREE         u64 change_id, u32 count
+ *   FREE               u64 change_id, u32 nbits, ceil(nbits/8) bytes
+ *                      (bit i set: channel i is free on the sender; bit i
+ *                      is (1 << (i % 8)) of byte i / 8; unused bits of the
+ *                      last byte are zero)
+ *   PREPARE            u64 change_id, u8 op (enum imex_change_op),
+ *                      u32 lease_ms, def (the domain as it will be after the
+ *                      change; domain UUID in the header)
+ *   VOTE               u64 change_id, i32 error (0: prepared; else a positive
+ *                      errno), str message
+ *   COMMIT, ABORT      u64 change_id
+ *   ACK                u64 change_id, u8 what (IMEXD_ACK_*), i32 error
+ *   OUTCOME_QUERY      u64 change_id
+ *   OUTCOME            u64 change_id, u8 outcome (IMEXD_OUTCOME_*)
+ *   SYNC               def (the sender's committed definition; domain
+ *                      UUID in the header)
+ *   LEAVE              u8 reason (IMEXD_LEAVE_*)
+ *
+ * The def of PREPARE and SYNC has no UUID of its own on the wire: decoding
+ * sets def.uuid from the header, and encoding refuses a def.uuid that
+ * differs from domain_uuid (or is all-zero).  "addr" may be empty (the
+ * kernel does not require one); a VOTE message is printable ASCII.  Errors
+ * (VOTE, ACK) are 0 or a positive errno up to 4095; HELLO needs proto_min <=
+ * proto_max and max_channels <= IMEX_CHANNELS_MAX; PREPARE lease_ms <=
+ * IMEX_LEASE_MAX_MS; HEARTBEAT peer names are unique; def flags other than
+ * IMEXD_DEF_DELETED are refused.
+ *
+ * The version byte is the framing version: a daemon that speaks a newer
+ * protocol still sends HELLO/HELLO_ACK framed as version 1 so that an older
+ * peer can read its proto range and report VERSION_MISMATCH.
+ *
+ * A decoder refuses, changing nothing: a short or long frame, a bad magic,
+ * an unknown version or type, non-zero flags, a body whose fields do not
+ * consume it exactly, out-of-range enums, bad names, duplicate members,
+ * unsorted or out-of-range channels, counts above the bounds below.
+ */
+#ifndef IMEXD_WIRE_H
+#define IMEXD_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/imex.h>
+
+#define IMEXD_MAGIC		0x494d4558u
+#define IMEXD_PROTO_VERSION	1
+#define IMEXD_HEADER_LEN	52
+#define IMEXD_BODY_MAX		(1u << 20)
+#define IMEXD_ADDR_MAX		255
+#define IMEXD_MESSAGE_MAX	255
+#define IMEXD_DEFAULT_PORT	50100
+
+enum imexd_msg_type {
+	IMEXD_MSG_HELLO = 1,
+	IMEXD_MSG_HELLO_ACK,
+	IMEXD_MSG_HEARTBEAT,
+	IMEXD_MSG_QUERY_FREE,
+	IMEXD_MSG_FREE,
+	IMEXD_MSG_PREPARE,
+	IMEXD_MSG_VOTE,
+	IMEXD_MSG_COMMIT,
+	IMEXD_MSG_ABORT,
+	IMEXD_MSG_ACK,
+	IMEXD_MSG_OUTCOME_QUERY,
+	IMEXD_MSG_OUTCOME,
+	IMEXD_MSG_SYNC,
+	IMEXD_MSG_LEAVE,
+
+	IMEXD_MSG_TYPE_MAX = IMEXD_MSG_LEAVE
+};
+
+enum { IMEXD_ACK_COMMIT = 1, IMEXD_ACK_ABORT = 2 };
+enum {
+	IMEXD_OUTCOME_UNKNOWN = 0,
+	IMEXD_OUTCOME_COMMITTED = 1,
+	IMEXD_OUTCOME_ABORTED = 2,
+};
+enum { IMEXD_LEAVE_SHUTDOWN = 1 };
+#define IMEXD_DEF_DELETED	0x01
+
+struct imexd_member {
+	char name[IMEX_NAME_MAX];
+	char addr[IMEXD_ADDR_MAX + 1];
+};
+
+struct imexd_channel {
+	uint32_t id;
+	uint32_t uid;
+	uint32_t gid;
+	uint16_t mode;
+};
+
+/* A domain definition, as agreed by all its members. */
+struct imexd_def {
+	char name[IMEX_NAME_MAX];
+	uint8_t uuid[16];
+	uint64_t generation;		/* bumped by every committed change */
+	uint8_t flags;			/* IMEXD_DEF_* */
+	uint8_t fabric_uuid[16];
+	uint32_t partition;
+	uint16_t nmembers;
+	struct imexd_member *members;	/* owned: imexd_def_free() */
+	uint32_t nchannels;
+	struct imexd_channel *channels;	/* owned, sorted by id */
+};
+
+struct imexd_peer_view {
+	char name[IMEX_NAME_MAX];
+	uint8_t state;			/* enum imex_member_state */
+};
+
+/* A decoded message.  Pointers are owned by it: imexd_msg_free(). */
+struct imexd_msg {
+	uint8_t type;			/* enum imexd_msg_type */
+	uint8_t domain_uuid[16];
+	uint8_t sender_uuid[16];
+	uint64_t sender_epoch;
+	union {
+		struct {
+			uint16_t proto_min, proto_max;
+			char node_name[IMEX_NAME_MAX];
+			uint32_t max_channels;
+			uint8_t fabric_uuid[16];
+			uint32_t partition;
+		} hello;			/* HELLO, HELLO_ACK */
+		struct {
+			uint32_t seq;
+			uint16_t n;
+			struct imexd_peer_view *peers;
+		} heartbeat;
+		struct {
+			uint64_t change_id;
+			uint32_t count;
+		} query_free;
+		struct {
+			uint64_t change_id;
+			uint32_t nbits;
+			uint8_t *bits;
+		} free;
+		struct {
+			uint64_t change_id;
+			uint8_t op;
+			uint32_t lease_ms;
+			struct imexd_def def;
+		} prepare;
+		struct {
+			uint64_t change_id;
+			int32_t error;
+			char message[IMEXD_MESSAGE_MAX + 1];
+		} vote;
+		struct {
+			uint64_t change_id;	/* COMMIT, ABORT, OUTCOME_QUERY */
+		} change;
+		struct {
+			uint64_t change_id;
+			uint8_t what;
+			int32_t error;
+		} ack;
+		struct {
+			uint64_t change_id;
+			uint8_t outcome;
+		} outcome;
+		struct imexd_def sync;
+		struct {
+			uint8_t reason;
+		} leave;
+	} u;
+};
+
+/*
+ * Encode @msg into a newly allocated frame (*out, *len; free() it).
+ * Returns 0, -EINVAL for a message that would not decode, -ENOMEM.
+ */
+int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len);
+
+/*
+ * How many bytes the frame starting at @buf needs in total, once at least
+ * IMEXD_HEADER_LEN bytes are there: > 0 the frame length, -EBADMSG for a
+ * header that can never be valid (magic, version, flags, length), so the
+ * connection can be dropped before the body arrives.  With fewer than
+ * IMEXD_HEADER_LEN bytes: 0 (read more), or already -EBADMSG when the bytes
+ * that are there are wrong.
+ */
+long imexd_frame_len(const uint8_t *buf, size_t len);
+
+/*
+ * Decode exactly one frame of @len bytes.  Returns 0 and fills @msg,
+ * or -EBADMSG / -EPROTO / -E2BIG / -ENOMEM, with @msg untouched-free
+ * (nothing to free).  @why, if not NULL, gets a static description of the
+ * first problem, for a log line.  -EPROTO: an unknown version or type (a
+ * newer peer); -E2BIG: a count or length above the bounds; -EBADMSG: the
+ * rest.
+ */
+int imexd_msg_decode(const uint8_t *buf, size_t len, struct imexd_msg *msg,
+		     const char **why);
+
+void imexd_msg_free(struct imexd_msg *msg);
+void imexd_def_free(struct imexd_def *def);
+int imexd_def_copy(struct imexd_def *dst, const struct imexd_def *src);
+/* Same content (generation included)? */
+int imexd_def_equal(const struct imexd_def *a, const struct imexd_def *b);
+const char *imexd_msg_type_name(uint8_t type);
+
+/* The uAPI name rule: [A-Za-z0-9][A-Za-z0-9_.-]*, shorter than IMEX_NAME_MAX. */
+bool imexd_name_valid(const char *name);
+
+/*
+ * Could @def go on the wire (and into the store)?  The checks the decoder
+ * makes on a def, the UUID included (non-zero).  Returns 0, or -EINVAL /
+ * -E2BIG with a static reason in @why (if not NULL).
+ */
+int imexd_def_check(const struct imexd_def *def, const char **why);
+
+#endif /* IMEXD_WIRE_H */

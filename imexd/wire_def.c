@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ownership helpers for the wire types (wire.h): free, deep copy and
+ * comparison of definitions and decoded messages.  The codec is in wire.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+void imexd_def_free(struct imexd_def *def)
+{
+	if (!def)
+		return;
+	free(def->members);
+	free(def->channels);
+	def->members = NULL;
+	def->channels = NULL;
+	def->nmembers = 0;
+	def->nchannels = 0;
+}
+
+void imexd_msg_free(struct imexd_msg *msg)
+{
+	if (!msg)
+		return;
+	switch (msg->type) {
+	case IMEXD_MSG_HEARTBEAT:
+		free(msg->u.heartbeat.peers);
+		msg->u.heartbeat.peers = NULL;
+		msg->u.heartbeat.n = 0;
+		break;
+	case IMEXD_MSG_FREE:
+		free(msg->u.free.bits);
+		msg->u.free.bits = NULL;
+		msg->u.free.nbits = 0;
+		break;
+	case IMEXD_MSG_PREPARE:
+		imexd_def_free(&msg->u.prepare.def);
+		break;
+	case IMEXD_MSG_SYNC:
+		imexd_def_free(&msg->u.sync);
+		break;
+	}
+}
+
+int imexd_def_copy(struct imexd_def *dst, const struct imexd_def *src)
+{
+	struct imexd_def t;
+
+	if (!dst || !src || (src->nmembers && !src->members) ||
+	    (src->nchannels && !src->channels))
+		return -EINVAL;
+	t = *src;
+	t.members = NULL;
+	t.channels = NULL;
+	/* calloc checks the multiplication; memcpy then copies that size. */
+	if (src->nmembers) {
+		t.members = calloc(src->nmembers, sizeof(*t.members));
+		if (!t.members)
+			return -ENOMEM;
+		memcpy(t.members, src->members,
+		       src->nmembers * sizeof(*t.members));
+	}
+	if (src->nchannels) {
+		t.channels = calloc(src->nchannels, sizeof(*t.channels));
+		if (!t.channels) {
+			free(t.members);
+			return -ENOMEM;
+		}
+		memcpy(t.channels, src->channels,
+		       src->nchannels * sizeof(*t.channels));
+	}
+	*dst = t;
+	return 0;
+}
+
+static bool channel_equal(const struct imexd_channel *a,
+			  const struct imexd_channel *b)
+{
+	/* Field by field: the struct has padding. */
+	return a->id == b->id && a->uid == b->uid && a->gid == b->gid &&
+	       a->mode == b->mode;
+}
+
+static bool members_equal(const struct imexd_def *a, const struct imexd_def *b)
+{
+	uint16_t i;
+
+	for (i = 0; i < a->nmembers; i++)
+		if (strncmp(a->members[i].name, b->members[i].name,
+			    sizeof(a->members[i].name)) ||
+		    strncmp(a->members[i].addr, b->members[i].addr,
+			    sizeof(a->members[i].addr)))
+			return false;
+	return true;
+}
+
+int imexd_def_equal(const struct imexd_def *a, const struct imexd_def *b)
+{
+	uint32_t i;
+
+	if (!a || !b)
+		return a == b;
+	if (strncmp(a->name, b->name, sizeof(a->name)) ||
+	    memcmp(a->uuid, b->uuid, sizeof(a->uuid)) ||
+	    a->generation != b->generation || a->flags != b->flags ||
+	    memcmp(a->fabric_uuid, b->fabric_uuid, sizeof(a->fabric_uuid)) ||
+	    a->partition != b->partition || a->nmembers != b->nmembers ||
+	    a->nchannels != b->nchannels)
+		return 0;
+	if (a->nmembers && (!a->members || !b->members))
+		return a->members == b->members;
+	if (!members_equal(a, b))
+		return 0;
+	if (a->nchannels && (!a->channels || !b->channels))
+		return a->channels == b->channels;
+	for (i = 0; i < a->nchannels; i++)
+		if (!channel_equal(&a->channels[i], &b->channels[i]))
+			return 0;
+	return 1;
+}
+
+const char *imexd_msg_type_name(uint8_t type)
+{
+	static const char *const names[] = {
+		[IMEXD_MSG_HELLO] = "HELLO",
+		[IMEXD_MSG_HELLO_ACK] = "HELLO_ACK",
+		[IMEXD_MSG_HEARTBEAT] = "HEARTBEAT",
+		[IMEXD_MSG_QUERY_FREE] = "QUERY_FREE",
+		[IMEXD_MSG_FREE] = "FREE",
+		[IMEXD_MSG_PREPARE] = "PREPARE",
+		[IMEXD_MSG_VOTE] = "VOTE",
+		[IMEXD_MSG_COMMIT] = "COMMIT",
+		[IMEXD_MSG_ABORT] = "ABORT",
+		[IMEXD_MSG_ACK] = "ACK",
+		[IMEXD_MSG_OUTCOME_QUERY] = "OUTCOME_QUERY",
+		[IMEXD_MSG_OUTCOME] = "OUTCOME",
+		[IMEXD_MSG_SYNC] = "SYNC",
+		[IMEXD_MSG_LEAVE] = "LEAVE",
+	};
+
+	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+		return names[type];
+	return "UNKNOWN";
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writes the seed corpus of the wire fuzz target: a valid frame of every
+ * type and shape (made by imexd_msg_encode, so they track the codec), and
+ * near-valid frames, each one change away from valid, so the fuzzer starts
+ * at the decoder's edges.  Deterministic: the files only change when the
+ * codec does.  Usage: gen_corpus DIR
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "samples.h"
+#include "wire.h"
+
+static const char *dir;
+static int failed;
+
+static void emit(const char *name, const uint8_t *buf, size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
+		perror(path);
+		failed = 1;
+	}
+}
+
+/* Encode @m, or die: a seed the codec refuses is a bug here. */
+static uint8_t *encode(const struct imexd_msg *m, size_t *len)
+{
+	uint8_t *f = NULL;
+
+	if (imexd_msg_encode(m, &f, len)) {
+		fprintf(stderr, "gen_corpus: cannot encode a %s\n",
+			imexd_msg_type_name(m->type));
+		exit(1);
+	}
+	return f;
+}
+
+static void emit_msg(const char *name, struct imexd_msg *m)
+{
+	size_t len;
+	uint8_t *f = encode(m, &len);
+
+	emit(name, f, len);
+	free(f);
+	imexd_msg_free(m);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void valid_seeds(void)
+{
+	static const char *const ops[] = { "create", "delete", "add-channels",
+					   "remove-channels", "set-members" };
+	struct imexd_msg m;
+	char name[64];
+	uint8_t t, i;
+
+	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
+		sample_msg(&m, t);
+		snprintf(name, sizeof(name), "valid-%s", imexd_msg_type_name(t));
+		emit_msg(name, &m);
+	}
+	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
+	imexd_msg_free(&m);
+	emit_msg("valid-HEARTBEAT-empty", &m);
+	sample_msg(&m, IMEXD_MSG_FREE);
+	imexd_msg_free(&m);
+	emit_msg("valid-FREE-empty", &m);
+	for (i = 0; i < 5; i++) {
+		sample_msg(&m, IMEXD_MSG_PREPARE);
+		m.u.prepare.op = i;
+		snprintf(name, sizeof(name), "valid-PREPARE-%s", ops[i]);
+		emit_msg(name, &m);
+	}
+	sample_msg(&m, IMEXD_MSG_SYNC);
+	m.u.sync.flags = 0;
+	emit_msg("valid-SYNC-live", &m);
+	sample_msg(&m, IMEXD_MSG_SYNC);
+	imexd_def_free(&m.u.sync);
+	emit_msg("valid-SYNC-no-members", &m);
+	sample_msg(&m, IMEXD_MSG_VOTE);
+	m.u.vote.error = 0;
+	m.u.vote.message[0] = '\0';
+	emit_msg("valid-VOTE-prepared", &m);
+	sample_msg(&m, IMEXD_MSG_ACK);
+	m.u.ack.what = IMEXD_ACK_COMMIT;
+	emit_msg("valid-ACK-commit", &m);
+	for (i = IMEXD_OUTCOME_UNKNOWN; i <= IMEXD_OUTCOME_ABORTED; i++) {
+		sample_msg(&m, IMEXD_MSG_OUTCOME);
+		m.u.outcome.outcome = i;
+		snprintf(name, sizeof(name), "valid-OUTCOME-%u", i);
+		emit_msg(name, &m);
+	}
+}
+
+/* A valid frame of @type with one change made by @spoil. */
+static void near(const char *name, uint8_t type,
+		 size_t (*spoil)(uint8_t *f, size_t len))
+{
+	struct imexd_msg m;
+	uint8_t *f, *g;
+	size_t len;
+
+	sample_msg(&m, type);
+	f = encode(&m, &len);
+	imexd_msg_free(&m);
+	g = calloc(1, len + 16);	/* room to grow a little */
+	memcpy(g, f, len);
+	free(f);
+	len = spoil(g, len);
+	emit(name, g, len);
+	free(g);
+}
+
+static void fix_len(uint8_t *f, size_t len)
+{
+	put_be32(f + 8, (uint32_t)(len - IMEXD_HEADER_LEN));
+}
+
+static size_t cut_one(uint8_t *f, size_t len)
+{
+	(void)f;
+	return len - 1;
+}
+
+static size_t cut_fixed(uint8_t *f, size_t len)
+{
+	fix_len(f, len - 1);
+	return len - 1;
+}
+
+static size_t grow_fixed(uint8_t *f, size_t len)
+{
+	fix_len(f, len + 1);
+	return len + 1;
+}
+
+static size_t header_only(uint8_t *f, size_t len)
+{
+	(void)len;
+	fix_len(f, IMEXD_HEADER_LEN);
+	return IMEXD_HEADER_LEN;
+}
+
+/* One byte set: at @at from the start, or from the end if negative. */
+#define SET(fn, at, v)							\
+static size_t fn(uint8_t *f, size_t len)				\
+{									\
+	f[(at) < 0 ? len + (at) : (size_t)(at)] = (v);			\
+	return len;							\
+}
+
+SET(magic, 3, 'Y')
+SET(version2, 4, 2)
+SET(flags, 7, 1)
+SET(type0, 5, 0)
+SET(type15, 5, IMEXD_MSG_TYPE_MAX + 1)
+SET(last_byte_7, -1, 7)
+SET(last_byte_ff, -1, 0xff)
+SET(body8_3, IMEXD_HEADER_LEN + 8, 3)		/* ACK what, OUTCOME */
+SET(op5, IMEXD_HEADER_LEN + 8, 5)
+SET(leave0, IMEXD_HEADER_LEN, 0)
+SET(name_dash, IMEXD_HEADER_LEN + 5, '-')	/* HELLO name, 1st char */
+SET(name_long, IMEXD_HEADER_LEN + 4, 64)	/* HELLO name length */
+SET(hb_161, IMEXD_HEADER_LEN + 5, 161)		/* HEARTBEAT n, low byte */
+SET(vote_nl, -3, '\n')
+SET(vote_neg, IMEXD_HEADER_LEN + 8, 0xff)	/* VOTE error, high byte */
+SET(chan_mode, -2, 0x02)			/* last channel: mode 01000 */
+
+static size_t body_max1(uint8_t *f, size_t len)
+{
+	put_be32(f + 8, IMEXD_BODY_MAX + 1);
+	return len;
+}
+
+/* The sample PREPARE def ends with 4 channels of 14 bytes each. */
+static size_t chan_unsorted(uint8_t *f, size_t len)
+{
+	put_be32(f + len - 14, 1);
+	return len;
+}
+
+static size_t chan_huge(uint8_t *f, size_t len)
+{
+	put_be32(f + len - 4 * 14 - 4, 0xffffffffu);
+	return len;
+}
+
+static size_t chan_short(uint8_t *f, size_t len)
+{
+	put_be32(f + len - 4 * 14 - 4, 5);
+	return len;
+}
+
+/* Second member "node001" renamed "node000". */
+static size_t member_dup(uint8_t *f, size_t len)
+{
+	uint8_t *p = memmem(f, len, "\x07node001", 8);
+
+	if (p)
+		p[7] = '0';
+	return len;
+}
+
+static size_t member_addr_space(uint8_t *f, size_t len)
+{
+	uint8_t *p = memmem(f, len, "10.0.0.2", 8);
+
+	if (p)
+		p[2] = ' ';
+	return len;
+}
+
+static void near_seeds(void)
+{
+	near("near-PREPARE-cut", IMEXD_MSG_PREPARE, cut_one);
+	near("near-PREPARE-cut-length-fixed", IMEXD_MSG_PREPARE, cut_fixed);
+	near("near-SYNC-trailing-byte", IMEXD_MSG_SYNC, grow_fixed);
+	near("near-HELLO-bad-magic", IMEXD_MSG_HELLO, magic);
+	near("near-HELLO-version-2", IMEXD_MSG_HELLO, version2);
+	near("near-COMMIT-flags", IMEXD_MSG_COMMIT, flags);
+	near("near-COMMIT-type-0", IMEXD_MSG_COMMIT, type0);
+	near("near-COMMIT-type-15", IMEXD_MSG_COMMIT, type15);
+	near("near-ABORT-length-above-max", IMEXD_MSG_ABORT, body_max1);
+	near("near-OUTCOME_QUERY-header-only", IMEXD_MSG_OUTCOME_QUERY, header_only);
+	near("near-HEARTBEAT-state-7", IMEXD_MSG_HEARTBEAT, last_byte_7);
+	near("near-HEARTBEAT-161-peers", IMEXD_MSG_HEARTBEAT, hb_161);
+	near("near-FREE-padding-bits", IMEXD_MSG_FREE, last_byte_ff);
+	near("near-ACK-what-3", IMEXD_MSG_ACK, body8_3);
+	near("near-OUTCOME-3", IMEXD_MSG_OUTCOME, body8_3);
+	near("near-LEAVE-reason-0", IMEXD_MSG_LEAVE, leave0);
+	near("near-HELLO-name-dash", IMEXD_MSG_HELLO, name_dash);
+	near("near-HELLO-name-64", IMEXD_MSG_HELLO, name_long);
+	near("near-VOTE-newline", IMEXD_MSG_VOTE, vote_nl);
+	near("near-VOTE-negative-error", IMEXD_MSG_VOTE, vote_neg);
+	near("near-PREPARE-channels-unsorted", IMEXD_MSG_PREPARE, chan_unsorted);
+	near("near-PREPARE-channel-mode-01000", IMEXD_MSG_PREPARE, chan_mode);
+	near("near-PREPARE-channels-huge", IMEXD_MSG_PREPARE, chan_huge);
+	near("near-PREPARE-channels-beyond-body", IMEXD_MSG_PREPARE, chan_short);
+	near("near-PREPARE-duplicate-member", IMEXD_MSG_PREPARE, member_dup);
+	near("near-PREPARE-address-space", IMEXD_MSG_PREPARE, member_addr_space);
+	near("near-PREPARE-op-5", IMEXD_MSG_PREPARE, op5);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_corpus DIR\n");
+		return 2;
+	}
+	dir = argv[1];
+	valid_seeds();
+	near_seeds();
+	return failed;
+}

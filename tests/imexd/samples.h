@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Valid sample definitions and messages, shared by the imexd unit tests and
+ * the fuzz-corpus generator (header-only: each test is one binary).
+ */
+#ifndef IMEXD_TEST_SAMPLES_H
+#define IMEXD_TEST_SAMPLES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+static inline void sample_uuid(uint8_t u[16], uint8_t seed)
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		u[i] = (uint8_t)(seed + i * 7 + 1);
+}
+
+/* A valid def; 0 or -ENOMEM.  Channel ids 1, 4, 7, ... */
+static inline int sample_def(struct imexd_def *d, const char *name,
+			     uint16_t nmembers, uint32_t nchannels,
+			     uint64_t generation)
+{
+	uint32_t i;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	sample_uuid(d->uuid, 0x10);
+	d->generation = generation;
+	sample_uuid(d->fabric_uuid, 0x40);
+	d->partition = 7;
+	d->nmembers = nmembers;
+	d->nchannels = nchannels;
+	if (nmembers) {
+		d->members = calloc(nmembers, sizeof(*d->members));
+		if (!d->members)
+			return -1;
+	}
+	if (nchannels) {
+		d->channels = calloc(nchannels, sizeof(*d->channels));
+		if (!d->channels)
+			return -1;
+	}
+	for (i = 0; i < nmembers; i++) {
+		snprintf(d->members[i].name, sizeof(d->members[i].name),
+			 "node%03u", i);
+		snprintf(d->members[i].addr, sizeof(d->members[i].addr),
+			 "10.0.%u.%u:50100", i / 200, i % 200 + 1);
+	}
+	for (i = 0; i < nchannels; i++) {
+		d->channels[i].id = i * 3 + 1;
+		d->channels[i].uid = 1000 + i;
+		d->channels[i].gid = 100;
+		d->channels[i].mode = 0660;
+	}
+	return 0;
+}
+
+/* A valid message of @type with the header filled in; 0 or -1. */
+static inline int sample_msg(struct imexd_msg *m, uint8_t type)
+{
+	uint16_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	sample_uuid(m->sender_uuid, 0x80);
+	m->sender_epoch = 0x0123456789abcdefULL;
+	switch (type) {
+	case IMEXD_MSG_HELLO:
+	case IMEXD_MSG_HELLO_ACK:
+		m->u.hello.proto_min = 1;
+		m->u.hello.proto_max = 3;
+		strcpy(m->u.hello.node_name, "gpu-node-07.rack2");
+		m->u.hello.max_channels = 2048;
+		sample_uuid(m->u.hello.fabric_uuid, 0x40);
+		m->u.hello.partition = 0xfffffffe;
+		return 0;
+	case IMEXD_MSG_HEARTBEAT:
+		m->u.heartbeat.seq = 42;
+		m->u.heartbeat.n = 3;
+		m->u.heartbeat.peers = calloc(3, sizeof(*m->u.heartbeat.peers));
+		if (!m->u.heartbeat.peers)
+			return -1;
+		for (i = 0; i < 3; i++) {
+			snprintf(m->u.heartbeat.peers[i].name,
+				 sizeof(m->u.heartbeat.peers[i].name), "peer%u", i);
+			m->u.heartbeat.peers[i].state = (uint8_t)(i + 2);
+		}
+		return 0;
+	case IMEXD_MSG_QUERY_FREE:
+		m->u.query_free.change_id = 77;
+		m->u.query_free.count = 16;
+		return 0;
+	case IMEXD_MSG_FREE:
+		m->u.free.change_id = 78;
+		m->u.free.nbits = 21;
+		m->u.free.bits = calloc(3, 1);
+		if (!m->u.free.bits)
+			return -1;
+		m->u.free.bits[0] = 0xa5;
+		m->u.free.bits[2] = 0x1f;	/* bits 16..20 */
+		return 0;
+	case IMEXD_MSG_PREPARE:
+		m->u.prepare.change_id = 79;
+		m->u.prepare.op = IMEX_CHANGE_CREATE;
+		m->u.prepare.lease_ms = 15000;
+		if (sample_def(&m->u.prepare.def, "job7", 3, 4, 5))
+			return -1;
+		memcpy(m->domain_uuid, m->u.prepare.def.uuid, 16);
+		return 0;
+	case IMEXD_MSG_VOTE:
+		m->u.vote.change_id = 80;
+		m->u.vote.error = 16;
+		strcpy(m->u.vote.message, "channel 5 is held by domain 'other'");
+		return 0;
+	case IMEXD_MSG_COMMIT:
+	case IMEXD_MSG_ABORT:
+	case IMEXD_MSG_OUTCOME_QUERY:
+		m->u.change.change_id = 0xfedcba9876543210ULL;
+		return 0;
+	case IMEXD_MSG_ACK:
+		m->u.ack.change_id = 81;
+		m->u.ack.what = IMEXD_ACK_ABORT;
+		m->u.ack.error = 0;
+		return 0;
+	case IMEXD_MSG_OUTCOME:
+		m->u.outcome.change_id = 82;
+		m->u.outcome.outcome = IMEXD_OUTCOME_COMMITTED;
+		return 0;
+	case IMEXD_MSG_SYNC:
+		if (sample_def(&m->u.sync, "job8", 2, 2, 9))
+			return -1;
+		m->u.sync.flags = IMEXD_DEF_DELETED;
+		memcpy(m->domain_uuid, m->u.sync.uuid, 16);
+		return 0;
+	case IMEXD_MSG_LEAVE:
+		m->u.leave.reason = IMEXD_LEAVE_SHUTDOWN;
+		return 0;
+	}
+	return -1;
+}
+
+#endif /* IMEXD_TEST_SAMPLES_H */

@@ -1,0 +1,1363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The imexd wire codec: every message type round-trips, every class of
+ * malformed frame is refused without touching the output, and the encoder
+ * refuses exactly what the decoder would.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "samples.h"
+#include "wire.h"
+
+/* ---- comparing decoded messages ---------------------------------------- */
+
+static void assert_msg_equal(const struct imexd_msg *a,
+			     const struct imexd_msg *b)
+{
+	uint16_t i;
+
+	assert_int_equal(a->type, b->type);
+	assert_memory_equal(a->domain_uuid, b->domain_uuid, 16);
+	assert_memory_equal(a->sender_uuid, b->sender_uuid, 16);
+	assert_true(a->sender_epoch == b->sender_epoch);
+	switch (a->type) {
+	case IMEXD_MSG_HELLO:
+	case IMEXD_MSG_HELLO_ACK:
+		assert_int_equal(a->u.hello.proto_min, b->u.hello.proto_min);
+		assert_int_equal(a->u.hello.proto_max, b->u.hello.proto_max);
+		assert_string_equal(a->u.hello.node_name, b->u.hello.node_name);
+		assert_int_equal(a->u.hello.max_channels, b->u.hello.max_channels);
+		assert_memory_equal(a->u.hello.fabric_uuid, b->u.hello.fabric_uuid, 16);
+		assert_int_equal(a->u.hello.partition, b->u.hello.partition);
+		break;
+	case IMEXD_MSG_HEARTBEAT:
+		assert_int_equal(a->u.heartbeat.seq, b->u.heartbeat.seq);
+		assert_int_equal(a->u.heartbeat.n, b->u.heartbeat.n);
+		for (i = 0; i < a->u.heartbeat.n; i++) {
+			assert_string_equal(a->u.heartbeat.peers[i].name,
+					    b->u.heartbeat.peers[i].name);
+			assert_int_equal(a->u.heartbeat.peers[i].state,
+					 b->u.heartbeat.peers[i].state);
+		}
+		break;
+	case IMEXD_MSG_QUERY_FREE:
+		assert_true(a->u.query_free.change_id == b->u.query_free.change_id);
+		assert_int_equal(a->u.query_free.count, b->u.query_free.count);
+		break;
+	case IMEXD_MSG_FREE:
+		assert_true(a->u.free.change_id == b->u.free.change_id);
+		assert_int_equal(a->u.free.nbits, b->u.free.nbits);
+		if (a->u.free.nbits)
+			assert_memory_equal(a->u.free.bits, b->u.free.bits,
+					    (a->u.free.nbits + 7) / 8);
+		break;
+	case IMEXD_MSG_PREPARE:
+		assert_true(a->u.prepare.change_id == b->u.prepare.change_id);
+		assert_int_equal(a->u.prepare.op, b->u.prepare.op);
+		assert_int_equal(a->u.prepare.lease_ms, b->u.prepare.lease_ms);
+		assert_true(imexd_def_equal(&a->u.prepare.def, &b->u.prepare.def));
+		break;
+	case IMEXD_MSG_VOTE:
+		assert_true(a->u.vote.change_id == b->u.vote.change_id);
+		assert_int_equal(a->u.vote.error, b->u.vote.error);
+		assert_string_equal(a->u.vote.message, b->u.vote.message);
+		break;
+	case IMEXD_MSG_COMMIT:
+	case IMEXD_MSG_ABORT:
+	case IMEXD_MSG_OUTCOME_QUERY:
+		assert_true(a->u.change.change_id == b->u.change.change_id);
+		break;
+	case IMEXD_MSG_ACK:
+		assert_true(a->u.ack.change_id == b->u.ack.change_id);
+		assert_int_equal(a->u.ack.what, b->u.ack.what);
+		assert_int_equal(a->u.ack.error, b->u.ack.error);
+		break;
+	case IMEXD_MSG_OUTCOME:
+		assert_true(a->u.outcome.change_id == b->u.outcome.change_id);
+		assert_int_equal(a->u.outcome.outcome, b->u.outcome.outcome);
+		break;
+	case IMEXD_MSG_SYNC:
+		assert_true(imexd_def_equal(&a->u.sync, &b->u.sync));
+		break;
+	case IMEXD_MSG_LEAVE:
+		assert_int_equal(a->u.leave.reason, b->u.leave.reason);
+		break;
+	default:
+		fail_msg("unknown type %u", a->type);
+	}
+}
+
+/* Encode, decode, compare, re-encode to the same bytes. */
+static void round_trip(const struct imexd_msg *m)
+{
+	uint8_t *f = NULL, *g = NULL;
+	size_t n = 0, n2 = 0;
+	struct imexd_msg d;
+	const char *why = "unset";
+
+	assert_int_equal(imexd_msg_encode(m, &f, &n), 0);
+	assert_true(n >= IMEXD_HEADER_LEN);
+	assert_int_equal(imexd_frame_len(f, n), (long)n);
+	assert_int_equal(imexd_msg_decode(f, n, &d, &why), 0);
+	assert_null(why);
+	assert_msg_equal(m, &d);
+	assert_int_equal(imexd_msg_encode(&d, &g, &n2), 0);
+	assert_int_equal(n, n2);
+	assert_memory_equal(f, g, n);
+	imexd_msg_free(&d);
+	free(f);
+	free(g);
+}
+
+static void test_every_type_round_trips(void **state)
+{
+	struct imexd_msg m;
+	uint8_t t;
+
+	(void)state;
+	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
+		assert_int_equal(sample_msg(&m, t), 0);
+		round_trip(&m);
+		imexd_msg_free(&m);
+	}
+}
+
+static void test_header_is_big_endian_52_bytes(void **state)
+{
+	struct imexd_msg m;
+	uint8_t *f = NULL;
+	size_t n = 0;
+
+	(void)state;
+	sample_msg(&m, IMEXD_MSG_COMMIT);
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+	assert_int_equal(n, IMEXD_HEADER_LEN + 8);
+	assert_memory_equal(f, "IMEX\x01\x08\x00\x00\x00\x00\x00\x08", 12);
+	assert_memory_equal(f + 28, m.sender_uuid, 16);
+	assert_memory_equal(f + 44, "\x01\x23\x45\x67\x89\xab\xcd\xef", 8);
+	assert_memory_equal(f + 52, "\xfe\xdc\xba\x98\x76\x54\x32\x10", 8);
+	free(f);
+}
+
+static void test_edge_values_round_trip(void **state)
+{
+	struct imexd_msg m;
+
+	(void)state;
+	/* Empty lists, empty strings where allowed, extremes. */
+	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
+	imexd_msg_free(&m);
+	m.u.heartbeat.seq = UINT32_MAX;
+	round_trip(&m);
+
+	sample_msg(&m, IMEXD_MSG_FREE);
+	imexd_msg_free(&m);
+	round_trip(&m);
+
+	sample_msg(&m, IMEXD_MSG_VOTE);
+	m.u.vote.message[0] = '\0';
+	m.u.vote.error = 4095;
+	round_trip(&m);
+	memset(m.u.vote.message, '~', IMEXD_MESSAGE_MAX);
+	m.u.vote.message[IMEXD_MESSAGE_MAX] = '\0';
+	round_trip(&m);
+
+	sample_msg(&m, IMEXD_MSG_SYNC);
+	imexd_def_free(&m.u.sync);
+	m.u.sync.generation = UINT64_MAX;
+	round_trip(&m);	/* no members, no channels */
+	imexd_msg_free(&m);
+
+	sample_msg(&m, IMEXD_MSG_PREPARE);
+	m.u.prepare.op = IMEX_CHANGE_SET_MEMBERS;
+	m.u.prepare.lease_ms = IMEX_LEASE_MAX_MS;
+	m.u.prepare.def.members[0].addr[0] = '\0';	/* kernel: optional */
+	m.u.prepare.def.channels[3].id = IMEX_CHANNELS_MAX - 1;
+	m.u.prepare.def.channels[3].mode = 0777;
+	round_trip(&m);
+	imexd_msg_free(&m);
+
+	sample_msg(&m, IMEXD_MSG_HELLO);
+	m.u.hello.proto_min = m.u.hello.proto_max = 0xffff;
+	m.u.hello.max_channels = IMEX_CHANNELS_MAX;
+	memset(m.u.hello.node_name, 'a', IMEX_NAME_MAX - 1);
+	m.u.hello.node_name[IMEX_NAME_MAX - 1] = '\0';
+	round_trip(&m);
+}
+
+static void test_largest_bounded_messages_round_trip(void **state)
+{
+	struct imexd_msg m;
+	uint16_t i;
+
+	(void)state;
+	/* 160 members with the longest names and addresses. */
+	sample_msg(&m, IMEXD_MSG_SYNC);
+	imexd_def_free(&m.u.sync);
+	assert_int_equal(sample_def(&m.u.sync, "big", IMEX_MEMBERS_MAX, 1000, 1), 0);
+	for (i = 0; i < IMEX_MEMBERS_MAX; i++) {
+		struct imexd_member *mb = &m.u.sync.members[i];
+
+		memset(mb->name, 'n', IMEX_NAME_MAX - 1);
+		snprintf(mb->name + IMEX_NAME_MAX - 5, 5, "%04u", i);
+		memset(mb->addr, 'a', IMEXD_ADDR_MAX);
+		snprintf(mb->addr + IMEXD_ADDR_MAX - 4, 5, "%04u", i);
+	}
+	round_trip(&m);
+	imexd_msg_free(&m);
+
+	/* A heartbeat with a view of every possible peer. */
+	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
+	free(m.u.heartbeat.peers);
+	m.u.heartbeat.n = IMEX_MEMBERS_MAX;
+	m.u.heartbeat.peers = calloc(IMEX_MEMBERS_MAX, sizeof(*m.u.heartbeat.peers));
+	for (i = 0; i < IMEX_MEMBERS_MAX; i++) {
+		snprintf(m.u.heartbeat.peers[i].name, IMEX_NAME_MAX, "p%u", i);
+		m.u.heartbeat.peers[i].state = i % __IMEX_MEMBER_STATE_MAX;
+	}
+	round_trip(&m);
+	imexd_msg_free(&m);
+
+	/* A bitmap of every channel there can be. */
+	sample_msg(&m, IMEXD_MSG_FREE);
+	free(m.u.free.bits);
+	m.u.free.nbits = IMEX_CHANNELS_MAX;
+	m.u.free.bits = malloc(IMEX_CHANNELS_MAX / 8);
+	memset(m.u.free.bits, 0x5a, IMEX_CHANNELS_MAX / 8);
+	round_trip(&m);
+	imexd_msg_free(&m);
+}
+
+static void test_body_max_is_the_limit(void **state)
+{
+	struct imexd_msg m;
+	uint8_t *f = NULL;
+	size_t n = 0, fixed;
+	uint32_t fit;
+
+	(void)state;
+	/* SYNC "x" with no members: 1+1 + 8 + 1 + 16 + 4 + 2 + 4 bytes. */
+	fixed = 2 + 8 + 1 + 16 + 4 + 2 + 4;
+	fit = (uint32_t)((IMEXD_BODY_MAX - fixed) / 14);
+	sample_msg(&m, IMEXD_MSG_SYNC);
+	imexd_def_free(&m.u.sync);
+	assert_int_equal(sample_def(&m.u.sync, "x", 0, fit + 1, 1), 0);
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), -EINVAL);
+	m.u.sync.nchannels = fit;
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+	assert_true(n - IMEXD_HEADER_LEN <= IMEXD_BODY_MAX);
+	assert_true(n - IMEXD_HEADER_LEN + 14 > IMEXD_BODY_MAX);
+	free(f);
+	m.u.sync.nchannels = fit + 1;
+	imexd_msg_free(&m);
+}
+
+/* ---- hand-built frames ------------------------------------------------- */
+
+struct fb {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void fb_u8(struct fb *f, uint8_t v)
+{
+	f->b[f->n++] = v;
+}
+
+static void fb_be(struct fb *f, uint64_t v, int bytes)
+{
+	while (bytes--)
+		fb_u8(f, (uint8_t)(v >> (8 * bytes)));
+}
+
+static void fb_mem(struct fb *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void fb_zero(struct fb *f, size_t n)
+{
+	memset(f->b + f->n, 0, n);
+	f->n += n;
+}
+
+static void fb_str(struct fb *f, const char *s)
+{
+	fb_u8(f, (uint8_t)strlen(s));
+	fb_mem(f, s, strlen(s));
+}
+
+static const uint8_t dom[16] = { 0xd0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+				 12, 13, 14, 15 };
+
+static void fb_hdr(struct fb *f, uint8_t type)
+{
+	f->n = 0;
+	fb_be(f, IMEXD_MAGIC, 4);
+	fb_u8(f, IMEXD_PROTO_VERSION);
+	fb_u8(f, type);
+	fb_be(f, 0, 2);
+	fb_be(f, 0, 4);		/* fixed by fb_done() */
+	fb_mem(f, dom, 16);
+	fb_mem(f, "sender-uuid-0123", 16);
+	fb_be(f, 1, 8);
+}
+
+static void fb_done(struct fb *f)
+{
+	uint32_t body = (uint32_t)(f->n - IMEXD_HEADER_LEN);
+
+	f->b[8] = (uint8_t)(body >> 24);
+	f->b[9] = (uint8_t)(body >> 16);
+	f->b[10] = (uint8_t)(body >> 8);
+	f->b[11] = (uint8_t)body;
+}
+
+static void hello_body(struct fb *f, uint16_t lo, uint16_t hi,
+		       const char *name, uint32_t maxch)
+{
+	fb_hdr(f, IMEXD_MSG_HELLO);
+	fb_be(f, lo, 2);
+	fb_be(f, hi, 2);
+	fb_str(f, name);
+	fb_be(f, maxch, 4);
+	fb_zero(f, 16);
+	fb_be(f, 0, 4);
+	fb_done(f);
+}
+
+/* A SYNC whose def has the given members and channels (id, mode pairs). */
+struct mb {
+	const char *name, *addr;
+};
+
+static void sync_frame(struct fb *f, const char *name, uint8_t flags,
+		       const struct mb *ms, uint16_t nm, uint32_t nm_claim,
+		       const uint32_t *ch, uint32_t nc, uint32_t nc_claim)
+{
+	uint32_t i;
+
+	fb_hdr(f, IMEXD_MSG_SYNC);
+	fb_str(f, name);
+	fb_be(f, 3, 8);
+	fb_u8(f, flags);
+	fb_zero(f, 16);
+	fb_be(f, 1, 4);
+	fb_be(f, nm_claim ? nm_claim : nm, 2);
+	for (i = 0; i < nm; i++) {
+		fb_str(f, ms[i].name);
+		fb_str(f, ms[i].addr);
+	}
+	fb_be(f, nc_claim ? nc_claim : nc, 4);
+	for (i = 0; i < nc; i++) {
+		fb_be(f, ch[2 * i], 4);
+		fb_be(f, 0, 4);
+		fb_be(f, 0, 4);
+		fb_be(f, ch[2 * i + 1], 2);
+	}
+	fb_done(f);
+}
+
+static const struct mb two[] = { { "a", "10.0.0.1" }, { "b", "10.0.0.2" } };
+static const uint32_t chans_ok[] = { 1, 0600, 2, 0600 };
+
+/* ---- the malformed-frame table ------------------------------------------ */
+
+static void bad_empty(struct fb *f)
+{
+	f->n = 0;
+}
+
+static void bad_truncated_header(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->n = IMEXD_HEADER_LEN - 1;
+}
+
+static void bad_magic(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[0] = 'J';
+}
+
+static void bad_version_2(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[4] = 2;
+}
+
+static void bad_version_0(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[4] = 0;
+}
+
+static void bad_type_0(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[5] = 0;
+}
+
+static void bad_type_15(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[5] = IMEXD_MSG_TYPE_MAX + 1;
+}
+
+static void bad_type_255(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[5] = 255;
+}
+
+static void bad_flags_low(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[7] = 1;
+}
+
+static void bad_flags_high(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[6] = 0x80;
+}
+
+static void bad_length_beyond_max(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->b[8] = 0;
+	f->b[9] = 0x10;		/* 1 MiB + 1 */
+	f->b[10] = 0;
+	f->b[11] = 1;
+}
+
+static void bad_length_above_frame(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	f->n--;			/* header says one byte more */
+}
+
+static void bad_length_below_frame(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", 1);
+	fb_u8(f, 0);		/* a byte after the frame */
+}
+
+static void bad_commit_short(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_COMMIT);
+	fb_be(f, 1, 7);
+	fb_done(f);
+}
+
+static void bad_commit_long(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_COMMIT);
+	fb_be(f, 1, 8);
+	fb_u8(f, 0);
+	fb_done(f);
+}
+
+static void bad_leave_empty(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_LEAVE);
+	fb_done(f);
+}
+
+static void bad_name_empty(struct fb *f)
+{
+	hello_body(f, 1, 1, "", 1);
+}
+
+static void bad_name_first_char(struct fb *f)
+{
+	hello_body(f, 1, 1, "-node", 1);
+}
+
+static void bad_name_space(struct fb *f)
+{
+	hello_body(f, 1, 1, "no de", 1);
+}
+
+static void bad_name_slash(struct fb *f)
+{
+	hello_body(f, 1, 1, "a/b", 1);
+}
+
+static void bad_name_high_byte(struct fb *f)
+{
+	hello_body(f, 1, 1, "n\xc3\xa9", 1);
+}
+
+static void bad_name_nul_inside(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_HELLO);
+	fb_be(f, 1, 2);
+	fb_be(f, 1, 2);
+	fb_mem(f, "\x03" "a\0b", 4);
+	fb_be(f, 1, 4);
+	fb_zero(f, 20);
+	fb_done(f);
+}
+
+static void bad_name_64(struct fb *f)
+{
+	char n[65];
+
+	memset(n, 'a', 64);
+	n[64] = '\0';
+	hello_body(f, 1, 1, n, 1);
+}
+
+static void bad_name_255(struct fb *f)
+{
+	char n[256];
+
+	memset(n, 'a', 255);
+	n[255] = '\0';
+	hello_body(f, 1, 1, n, 1);
+}
+
+static void bad_str_beyond_body(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_HELLO);
+	fb_be(f, 1, 2);
+	fb_be(f, 1, 2);
+	fb_mem(f, "\x09" "abc", 4);	/* says 9, has 3 */
+	fb_done(f);
+}
+
+static void bad_hello_proto_range(struct fb *f)
+{
+	hello_body(f, 3, 2, "a", 1);
+}
+
+static void bad_hello_max_channels(struct fb *f)
+{
+	hello_body(f, 1, 1, "a", IMEX_CHANNELS_MAX + 1);
+}
+
+static void hb_frame(struct fb *f, uint16_t n, uint16_t have,
+		     const char *const *names, uint8_t state)
+{
+	uint16_t i;
+
+	fb_hdr(f, IMEXD_MSG_HEARTBEAT);
+	fb_be(f, 1, 4);
+	fb_be(f, n, 2);
+	for (i = 0; i < have; i++) {
+		fb_str(f, names[i % 2]);
+		fb_u8(f, state);
+	}
+	fb_done(f);
+}
+
+static const char *const ab[] = { "a", "b" }, *const aa[] = { "a", "a" };
+
+static void bad_hb_too_many(struct fb *f)
+{
+	hb_frame(f, IMEX_MEMBERS_MAX + 1, 0, ab, 2);
+}
+
+static void bad_hb_state(struct fb *f)
+{
+	hb_frame(f, 2, 2, ab, __IMEX_MEMBER_STATE_MAX);
+}
+
+static void bad_hb_duplicate(struct fb *f)
+{
+	hb_frame(f, 2, 2, aa, 2);
+}
+
+static void bad_hb_missing_peer(struct fb *f)
+{
+	hb_frame(f, 2, 1, ab, 2);
+}
+
+static void bad_query_free_count(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_QUERY_FREE);
+	fb_be(f, 1, 8);
+	fb_be(f, IMEX_CHANNELS_MAX + 1, 4);
+	fb_done(f);
+}
+
+static void free_frame(struct fb *f, uint32_t nbits, size_t bytes,
+		       uint8_t fill)
+{
+	fb_hdr(f, IMEXD_MSG_FREE);
+	fb_be(f, 1, 8);
+	fb_be(f, nbits, 4);
+	memset(f->b + f->n, fill, bytes);
+	f->n += bytes;
+	fb_done(f);
+}
+
+static void bad_free_nbits(struct fb *f)
+{
+	free_frame(f, IMEX_CHANNELS_MAX + 1, 0, 0);
+}
+
+static void bad_free_nbits_huge(struct fb *f)
+{
+	free_frame(f, UINT32_MAX, 8, 0);
+}
+
+static void bad_free_short(struct fb *f)
+{
+	free_frame(f, 9, 1, 0);
+}
+
+static void bad_free_long(struct fb *f)
+{
+	free_frame(f, 9, 3, 0);
+}
+
+static void bad_free_padding(struct fb *f)
+{
+	free_frame(f, 9, 2, 0x03);	/* bit 9 of 0..8 */
+}
+
+static void prep_frame(struct fb *f, uint8_t op, uint32_t lease)
+{
+	fb_hdr(f, IMEXD_MSG_PREPARE);
+	fb_be(f, 9, 8);
+	fb_u8(f, op);
+	fb_be(f, lease, 4);
+	fb_str(f, "job");
+	fb_be(f, 1, 8);
+	fb_u8(f, 0);
+	fb_zero(f, 16);
+	fb_be(f, 0, 4);
+	fb_be(f, 1, 2);
+	fb_str(f, "a");
+	fb_str(f, "h:1");
+	fb_be(f, 0, 4);
+	fb_done(f);
+}
+
+static void bad_prep_op(struct fb *f)
+{
+	prep_frame(f, __IMEX_CHANGE_OP_MAX, 1000);
+}
+
+static void bad_prep_lease(struct fb *f)
+{
+	prep_frame(f, IMEX_CHANGE_CREATE, IMEX_LEASE_MAX_MS + 1);
+}
+
+static void bad_prep_zero_uuid(struct fb *f)
+{
+	prep_frame(f, IMEX_CHANGE_CREATE, 1000);
+	memset(f->b + 12, 0, 16);
+}
+
+static void bad_def_name(struct fb *f)
+{
+	sync_frame(f, ".job", 0, two, 2, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_flags(struct fb *f)
+{
+	sync_frame(f, "job", 0x02, two, 2, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_too_many_members(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 2, IMEX_MEMBERS_MAX + 1, chans_ok, 2, 0);
+}
+
+static void bad_def_missing_member(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 1, 2, chans_ok, 0, 0);
+}
+
+static void bad_def_duplicate_member(struct fb *f)
+{
+	static const struct mb dup[] = { { "a", "10.0.0.1" }, { "a", "x" } };
+
+	sync_frame(f, "job", 0, dup, 2, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_member_name(struct fb *f)
+{
+	static const struct mb m[] = { { "a b", "10.0.0.1" } };
+
+	sync_frame(f, "job", 0, m, 1, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_addr_space(struct fb *f)
+{
+	static const struct mb m[] = { { "a", "10.0.0.1 x" } };
+
+	sync_frame(f, "job", 0, m, 1, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_addr_control(struct fb *f)
+{
+	static const struct mb m[] = { { "a", "host\n" } };
+
+	sync_frame(f, "job", 0, m, 1, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_addr_high(struct fb *f)
+{
+	static const struct mb m[] = { { "a", "h\x80st" } };
+
+	sync_frame(f, "job", 0, m, 1, 0, chans_ok, 2, 0);
+}
+
+static void bad_def_chan_unsorted(struct fb *f)
+{
+	static const uint32_t c[] = { 5, 0600, 4, 0600 };
+
+	sync_frame(f, "job", 0, two, 2, 0, c, 2, 0);
+}
+
+static void bad_def_chan_duplicate(struct fb *f)
+{
+	static const uint32_t c[] = { 4, 0600, 4, 0600 };
+
+	sync_frame(f, "job", 0, two, 2, 0, c, 2, 0);
+}
+
+static void bad_def_chan_id(struct fb *f)
+{
+	static const uint32_t c[] = { 4, 0600, IMEX_CHANNELS_MAX, 0600 };
+
+	sync_frame(f, "job", 0, two, 2, 0, c, 2, 0);
+}
+
+static void bad_def_chan_mode(struct fb *f)
+{
+	static const uint32_t c[] = { 4, 01000 };
+
+	sync_frame(f, "job", 0, two, 2, 0, c, 1, 0);
+}
+
+static void bad_def_too_many_channels(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 2, 0, chans_ok, 2, IMEX_CHANNELS_MAX + 1);
+}
+
+static void bad_def_channels_huge(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 2, 0, chans_ok, 0, UINT32_MAX);
+}
+
+static void bad_def_channels_beyond_body(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 2, 0, chans_ok, 2, 1000);
+}
+
+static void bad_sync_trailing(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 2, 0, chans_ok, 2, 0);
+	fb_u8(f, 0);
+	fb_done(f);
+}
+
+static void bad_sync_zero_uuid(struct fb *f)
+{
+	sync_frame(f, "job", 0, two, 2, 0, chans_ok, 2, 0);
+	memset(f->b + 12, 0, 16);
+}
+
+static void vote_frame(struct fb *f, uint32_t err, const char *msg)
+{
+	fb_hdr(f, IMEXD_MSG_VOTE);
+	fb_be(f, 1, 8);
+	fb_be(f, err, 4);
+	fb_str(f, msg);
+	fb_done(f);
+}
+
+static void bad_vote_negative(struct fb *f)
+{
+	vote_frame(f, (uint32_t)-5, "");
+}
+
+static void bad_vote_errno_big(struct fb *f)
+{
+	vote_frame(f, 4096, "");
+}
+
+static void bad_vote_newline(struct fb *f)
+{
+	vote_frame(f, 1, "two\nlines");
+}
+
+static void ack_frame(struct fb *f, uint8_t what, uint32_t err)
+{
+	fb_hdr(f, IMEXD_MSG_ACK);
+	fb_be(f, 1, 8);
+	fb_u8(f, what);
+	fb_be(f, err, 4);
+	fb_done(f);
+}
+
+static void bad_ack_what_0(struct fb *f)
+{
+	ack_frame(f, 0, 0);
+}
+
+static void bad_ack_what_3(struct fb *f)
+{
+	ack_frame(f, 3, 0);
+}
+
+static void bad_ack_error(struct fb *f)
+{
+	ack_frame(f, IMEXD_ACK_COMMIT, 0x80000000u);
+}
+
+static void bad_outcome(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_OUTCOME);
+	fb_be(f, 1, 8);
+	fb_u8(f, IMEXD_OUTCOME_ABORTED + 1);
+	fb_done(f);
+}
+
+static void bad_leave_0(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_LEAVE);
+	fb_u8(f, 0);
+	fb_done(f);
+}
+
+static void bad_leave_2(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_LEAVE);
+	fb_u8(f, 2);
+	fb_done(f);
+}
+
+struct bad_case {
+	const char *name;
+	void (*build)(struct fb *f);
+	int err;
+	const char *why;	/* the reason the decoder must give */
+};
+
+#define BAD(fn, e, w) { #fn, fn, e, w }
+
+static const struct bad_case bad_cases[] = {
+	BAD(bad_empty, -EBADMSG, "truncated header"),
+	BAD(bad_truncated_header, -EBADMSG, "truncated header"),
+	BAD(bad_magic, -EBADMSG, "bad magic"),
+	BAD(bad_version_2, -EPROTO, "unsupported protocol version"),
+	BAD(bad_version_0, -EPROTO, "unsupported protocol version"),
+	BAD(bad_type_0, -EPROTO, "unknown message type"),
+	BAD(bad_type_15, -EPROTO, "unknown message type"),
+	BAD(bad_type_255, -EPROTO, "unknown message type"),
+	BAD(bad_flags_low, -EBADMSG, "non-zero header flags"),
+	BAD(bad_flags_high, -EBADMSG, "non-zero header flags"),
+	BAD(bad_length_beyond_max, -E2BIG, "body longer than IMEXD_BODY_MAX"),
+	BAD(bad_length_above_frame, -EBADMSG, "frame length differs from the header's"),
+	BAD(bad_length_below_frame, -EBADMSG, "frame length differs from the header's"),
+	BAD(bad_commit_short, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_commit_long, -EBADMSG, "body longer than its fields"),
+	BAD(bad_leave_empty, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_name_empty, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_name_first_char, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_name_space, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_name_slash, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_name_high_byte, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_name_nul_inside, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_name_64, -EBADMSG, "name longer than IMEX_NAME_MAX - 1"),
+	BAD(bad_name_255, -EBADMSG, "name longer than IMEX_NAME_MAX - 1"),
+	BAD(bad_str_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_hello_proto_range, -EBADMSG, "proto_min above proto_max"),
+	BAD(bad_hello_max_channels, -E2BIG, "max_channels above IMEX_CHANNELS_MAX"),
+	BAD(bad_hb_too_many, -E2BIG, "more peers than IMEX_MEMBERS_MAX"),
+	BAD(bad_hb_state, -EBADMSG, "peer state out of range"),
+	BAD(bad_hb_duplicate, -EBADMSG, "peer listed twice"),
+	BAD(bad_hb_missing_peer, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_query_free_count, -E2BIG, "count above IMEX_CHANNELS_MAX"),
+	BAD(bad_free_nbits, -E2BIG, "nbits above IMEX_CHANNELS_MAX"),
+	BAD(bad_free_nbits_huge, -E2BIG, "nbits above IMEX_CHANNELS_MAX"),
+	BAD(bad_free_short, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_free_long, -EBADMSG, "body longer than its fields"),
+	BAD(bad_free_padding, -EBADMSG, "bits set beyond nbits"),
+	BAD(bad_prep_op, -EBADMSG, "change op out of range"),
+	BAD(bad_prep_lease, -EBADMSG, "lease above IMEX_LEASE_MAX_MS"),
+	BAD(bad_prep_zero_uuid, -EBADMSG, "definition without a domain UUID"),
+	BAD(bad_def_name, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_def_flags, -EBADMSG, "unknown definition flags"),
+	BAD(bad_def_too_many_members, -E2BIG, "more members than IMEX_MEMBERS_MAX"),
+	BAD(bad_def_missing_member, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_def_duplicate_member, -EBADMSG, "member listed twice"),
+	BAD(bad_def_member_name, -EBADMSG, "name is not [A-Za-z0-9][A-Za-z0-9_.-]*"),
+	BAD(bad_def_addr_space, -EBADMSG, "address is not printable ASCII"),
+	BAD(bad_def_addr_control, -EBADMSG, "address is not printable ASCII"),
+	BAD(bad_def_addr_high, -EBADMSG, "address is not printable ASCII"),
+	BAD(bad_def_chan_unsorted, -EBADMSG, "channel ids not strictly increasing"),
+	BAD(bad_def_chan_duplicate, -EBADMSG, "channel ids not strictly increasing"),
+	BAD(bad_def_chan_id, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX"),
+	BAD(bad_def_chan_mode, -EBADMSG, "channel mode above 0777"),
+	BAD(bad_def_too_many_channels, -E2BIG, "more channels than IMEX_CHANNELS_MAX"),
+	BAD(bad_def_channels_huge, -E2BIG, "more channels than IMEX_CHANNELS_MAX"),
+	BAD(bad_def_channels_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_sync_trailing, -EBADMSG, "body longer than its fields"),
+	BAD(bad_sync_zero_uuid, -EBADMSG, "definition without a domain UUID"),
+	BAD(bad_vote_negative, -EBADMSG, "error is not 0 or a positive errno"),
+	BAD(bad_vote_errno_big, -EBADMSG, "error is not 0 or a positive errno"),
+	BAD(bad_vote_newline, -EBADMSG, "message is not printable ASCII"),
+	BAD(bad_ack_what_0, -EBADMSG, "ack kind out of range"),
+	BAD(bad_ack_what_3, -EBADMSG, "ack kind out of range"),
+	BAD(bad_ack_error, -EBADMSG, "error is not 0 or a positive errno"),
+	BAD(bad_outcome, -EBADMSG, "outcome out of range"),
+	BAD(bad_leave_0, -EBADMSG, "leave reason out of range"),
+	BAD(bad_leave_2, -EBADMSG, "leave reason out of range"),
+};
+
+static void test_malformed_frames_are_refused_untouched(void **state)
+{
+	static struct fb f;
+	struct imexd_msg m, before;
+	const char *why;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		int ret;
+
+		bad_cases[i].build(&f);
+		memset(&m, 0xa5, sizeof(m));
+		before = m;
+		why = NULL;
+		ret = imexd_msg_decode(f.n ? f.b : NULL, f.n, &m, &why);
+		if (ret != bad_cases[i].err)
+			fail_msg("%s: decode returned %d, expected %d (%s)",
+				 bad_cases[i].name, ret, bad_cases[i].err,
+				 why ? why : "no reason");
+		if (!why || strcmp(why, bad_cases[i].why))
+			fail_msg("%s: reason '%s', expected '%s'",
+				 bad_cases[i].name, why ? why : "(none)",
+				 bad_cases[i].why);
+		if (memcmp(&m, &before, sizeof(m)))
+			fail_msg("%s: the output was changed", bad_cases[i].name);
+	}
+}
+
+/* The builder itself makes valid frames: the cases fail for their reason. */
+static void test_frame_builder_controls_decode(void **state)
+{
+	static struct fb f;
+	struct imexd_msg m;
+
+	(void)state;
+	hello_body(&f, 1, 2, "a", 2048);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	imexd_msg_free(&m);
+	sync_frame(&f, "job", 0, two, 2, 0, chans_ok, 2, 0);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_memory_equal(m.u.sync.uuid, dom, 16);
+	imexd_msg_free(&m);
+	prep_frame(&f, IMEX_CHANGE_SET_MEMBERS, IMEX_LEASE_MAX_MS);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	imexd_msg_free(&m);
+	hb_frame(&f, 2, 2, ab, IMEX_MEMBER_VERSION_MISMATCH);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	imexd_msg_free(&m);
+	free_frame(&f, 9, 2, 0x01);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	imexd_msg_free(&m);
+	vote_frame(&f, 4095, "ok");
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	ack_frame(&f, IMEXD_ACK_COMMIT, 0);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+}
+
+/* Every prefix of every valid frame is refused; none is over-read. */
+static void test_every_truncation_is_refused(void **state)
+{
+	struct imexd_msg m, d;
+	uint8_t *f = NULL, *cut;
+	size_t n = 0, k;
+	uint8_t t;
+
+	(void)state;
+	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
+		sample_msg(&m, t);
+		assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+		for (k = 0; k < n; k++) {
+			/* An exact-size copy, so ASan sees any over-read. */
+			cut = malloc(k ? k : 1);
+			memcpy(cut, f, k);
+			assert_int_not_equal(imexd_msg_decode(cut, k, &d, NULL), 0);
+			assert_true(imexd_frame_len(cut, k) == 0 ||
+				    imexd_frame_len(cut, k) == (long)n);
+			free(cut);
+		}
+		free(f);
+		imexd_msg_free(&m);
+	}
+}
+
+/* Any single-byte change decodes to an error or to a message that
+ * re-encodes to exactly the changed frame. */
+static void test_byte_flips_round_trip_or_fail(void **state)
+{
+	struct imexd_msg m, d;
+	uint8_t *f = NULL, *g = NULL;
+	size_t n = 0, n2, k;
+	unsigned int v;
+	uint8_t t;
+
+	(void)state;
+	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
+		sample_msg(&m, t);
+		assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+		for (k = 0; k < n; k++) {
+			uint8_t orig = f[k];
+
+			for (v = 0; v < 256; v += 17) {
+				f[k] = (uint8_t)(orig ^ v);
+				if (imexd_msg_decode(f, n, &d, NULL))
+					continue;
+				assert_int_equal(imexd_msg_encode(&d, &g, &n2), 0);
+				assert_int_equal(n2, n);
+				assert_memory_equal(g, f, n);
+				free(g);
+				imexd_msg_free(&d);
+			}
+			f[k] = orig;
+		}
+		free(f);
+		imexd_msg_free(&m);
+	}
+}
+
+/* ---- the encoder refuses what the decoder would ------------------------- */
+
+struct enc_case {
+	const char *name;
+	uint8_t type;
+	void (*spoil)(struct imexd_msg *m);
+};
+
+static void e_type_0(struct imexd_msg *m) { m->type = 0; }
+static void e_type_15(struct imexd_msg *m) { m->type = IMEXD_MSG_TYPE_MAX + 1; }
+static void e_hello_name(struct imexd_msg *m) { strcpy(m->u.hello.node_name, "a b"); }
+static void e_hello_empty(struct imexd_msg *m) { m->u.hello.node_name[0] = 0; }
+static void e_hello_unterminated(struct imexd_msg *m)
+{
+	memset(m->u.hello.node_name, 'a', IMEX_NAME_MAX);
+}
+static void e_hello_range(struct imexd_msg *m) { m->u.hello.proto_min = 4; }
+static void e_hello_maxch(struct imexd_msg *m)
+{
+	m->u.hello.max_channels = IMEX_CHANNELS_MAX + 1;
+}
+static void e_hb_state(struct imexd_msg *m) { m->u.heartbeat.peers[1].state = 200; }
+static void e_hb_dup(struct imexd_msg *m) { strcpy(m->u.heartbeat.peers[2].name, "peer0"); }
+static void e_hb_count(struct imexd_msg *m) { m->u.heartbeat.n = IMEX_MEMBERS_MAX + 1; }
+static void e_hb_null(struct imexd_msg *m)
+{
+	free(m->u.heartbeat.peers);
+	m->u.heartbeat.peers = NULL;
+}
+static void e_qf_count(struct imexd_msg *m) { m->u.query_free.count = IMEX_CHANNELS_MAX + 1; }
+static void e_free_nbits(struct imexd_msg *m) { m->u.free.nbits = IMEX_CHANNELS_MAX + 1; }
+static void e_free_pad(struct imexd_msg *m) { m->u.free.bits[2] = 0x20; }
+static void e_prep_op(struct imexd_msg *m) { m->u.prepare.op = __IMEX_CHANGE_OP_MAX; }
+static void e_prep_lease(struct imexd_msg *m) { m->u.prepare.lease_ms = IMEX_LEASE_MAX_MS + 1; }
+static void e_prep_uuid(struct imexd_msg *m) { m->u.prepare.def.uuid[0] ^= 1; }
+static void e_prep_zero_uuid(struct imexd_msg *m)
+{
+	memset(m->domain_uuid, 0, 16);
+	memset(m->u.prepare.def.uuid, 0, 16);
+}
+static void e_def_dup(struct imexd_msg *m)
+{
+	strcpy(m->u.prepare.def.members[2].name, m->u.prepare.def.members[0].name);
+}
+static void e_def_addr(struct imexd_msg *m) { strcpy(m->u.prepare.def.members[1].addr, "a\tb"); }
+static void e_def_sort(struct imexd_msg *m) { m->u.prepare.def.channels[2].id = 1; }
+static void e_def_chan(struct imexd_msg *m) { m->u.prepare.def.channels[3].id = IMEX_CHANNELS_MAX; }
+static void e_def_mode(struct imexd_msg *m) { m->u.prepare.def.channels[0].mode = 01777; }
+static void e_def_flags(struct imexd_msg *m) { m->u.prepare.def.flags = 0x80; }
+static void e_def_nmembers(struct imexd_msg *m) { m->u.prepare.def.nmembers = IMEX_MEMBERS_MAX + 1; }
+static void e_def_nchannels(struct imexd_msg *m) { m->u.prepare.def.nchannels = IMEX_CHANNELS_MAX + 1; }
+static void e_vote_err(struct imexd_msg *m) { m->u.vote.error = -1; }
+static void e_vote_text(struct imexd_msg *m) { m->u.vote.message[3] = '\x1b'; }
+static void e_ack_what(struct imexd_msg *m) { m->u.ack.what = 0; }
+static void e_ack_err(struct imexd_msg *m) { m->u.ack.error = 5000; }
+static void e_outcome(struct imexd_msg *m) { m->u.outcome.outcome = 9; }
+static void e_leave(struct imexd_msg *m) { m->u.leave.reason = 0; }
+static void e_sync_name(struct imexd_msg *m) { strcpy(m->u.sync.name, "_x"); }
+
+#define ENC(t, fn) { #fn, IMEXD_MSG_##t, fn }
+
+static const struct enc_case enc_cases[] = {
+	ENC(LEAVE, e_type_0), ENC(LEAVE, e_type_15),
+	ENC(HELLO, e_hello_name), ENC(HELLO, e_hello_empty),
+	ENC(HELLO_ACK, e_hello_unterminated), ENC(HELLO, e_hello_range),
+	ENC(HELLO, e_hello_maxch),
+	ENC(HEARTBEAT, e_hb_state), ENC(HEARTBEAT, e_hb_dup),
+	ENC(HEARTBEAT, e_hb_count), ENC(HEARTBEAT, e_hb_null),
+	ENC(QUERY_FREE, e_qf_count),
+	ENC(FREE, e_free_nbits), ENC(FREE, e_free_pad),
+	ENC(PREPARE, e_prep_op), ENC(PREPARE, e_prep_lease),
+	ENC(PREPARE, e_prep_uuid), ENC(PREPARE, e_prep_zero_uuid),
+	ENC(PREPARE, e_def_dup), ENC(PREPARE, e_def_addr),
+	ENC(PREPARE, e_def_sort), ENC(PREPARE, e_def_chan),
+	ENC(PREPARE, e_def_mode), ENC(PREPARE, e_def_flags),
+	ENC(PREPARE, e_def_nmembers), ENC(PREPARE, e_def_nchannels),
+	ENC(VOTE, e_vote_err), ENC(VOTE, e_vote_text),
+	ENC(ACK, e_ack_what), ENC(ACK, e_ack_err),
+	ENC(OUTCOME, e_outcome), ENC(LEAVE, e_leave),
+	ENC(SYNC, e_sync_name),
+};
+
+static void test_encoder_refuses_what_decoder_would(void **state)
+{
+	struct imexd_msg m;
+	uint8_t *f = (uint8_t *)"untouched";
+	size_t n = 12345, i;
+
+	(void)state;
+	for (i = 0; i < sizeof(enc_cases) / sizeof(enc_cases[0]); i++) {
+		uint8_t type;
+		int ret;
+
+		assert_int_equal(sample_msg(&m, enc_cases[i].type), 0);
+		enc_cases[i].spoil(&m);
+		ret = imexd_msg_encode(&m, &f, &n);
+		if (ret != -EINVAL)
+			fail_msg("%s: encode returned %d", enc_cases[i].name, ret);
+		assert_string_equal((const char *)f, "untouched");
+		assert_int_equal(n, 12345);
+		/* Put back what the spoiler broke in counts, then free. */
+		type = enc_cases[i].type;
+		m.type = type;
+		if (type == IMEXD_MSG_HEARTBEAT)
+			m.u.heartbeat.n = 3;
+		if (type == IMEXD_MSG_PREPARE) {
+			m.u.prepare.def.nmembers = 3;
+			m.u.prepare.def.nchannels = 4;
+		}
+		imexd_msg_free(&m);
+	}
+	assert_int_equal(imexd_msg_encode(NULL, &f, &n), -EINVAL);
+}
+
+/* ---- frame length ------------------------------------------------------- */
+
+static void test_frame_len_on_partial_input(void **state)
+{
+	struct imexd_msg m;
+	uint8_t *f = NULL, bad[IMEXD_HEADER_LEN];
+	size_t n = 0, k;
+
+	(void)state;
+	sample_msg(&m, IMEXD_MSG_VOTE);
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+	assert_int_equal(imexd_frame_len(NULL, 0), 0);
+	for (k = 0; k < IMEXD_HEADER_LEN; k++)
+		assert_int_equal(imexd_frame_len(f, k), 0);
+	for (k = IMEXD_HEADER_LEN; k <= n; k++)
+		assert_int_equal(imexd_frame_len(f, k), (long)n);
+
+	/* Wrong bytes are refused as soon as they are there. */
+	memcpy(bad, f, sizeof(bad));
+	bad[0] = 'X';
+	assert_int_equal(imexd_frame_len(bad, 1), -EBADMSG);
+	memcpy(bad, f, sizeof(bad));
+	bad[3] = 'Y';
+	assert_int_equal(imexd_frame_len(bad, 3), 0);
+	assert_int_equal(imexd_frame_len(bad, 4), -EBADMSG);
+	memcpy(bad, f, sizeof(bad));
+	bad[4] = 9;
+	assert_int_equal(imexd_frame_len(bad, 4), 0);
+	assert_int_equal(imexd_frame_len(bad, 5), -EBADMSG);
+	memcpy(bad, f, sizeof(bad));
+	bad[7] = 1;
+	assert_int_equal(imexd_frame_len(bad, 8), -EBADMSG);
+	memcpy(bad, f, sizeof(bad));
+	bad[8] = 0x01;		/* 16 MiB + ... */
+	assert_int_equal(imexd_frame_len(bad, 11), 0);
+	assert_int_equal(imexd_frame_len(bad, 12), -EBADMSG);
+	assert_int_equal(imexd_frame_len(bad, IMEXD_HEADER_LEN), -EBADMSG);
+	/* Exactly the maximum is fine. */
+	bad[8] = 0x00;
+	bad[9] = 0x10;
+	bad[10] = 0;
+	bad[11] = 0;
+	assert_int_equal(imexd_frame_len(bad, IMEXD_HEADER_LEN),
+			 IMEXD_HEADER_LEN + IMEXD_BODY_MAX);
+	free(f);
+}
+
+/* ---- ownership helpers and names ---------------------------------------- */
+
+static void test_def_copy_is_deep_and_equal(void **state)
+{
+	struct imexd_def a, b;
+
+	(void)state;
+	assert_int_equal(sample_def(&a, "job", 5, 9, 4), 0);
+	assert_int_equal(imexd_def_copy(&b, &a), 0);
+	assert_true(imexd_def_equal(&a, &b));
+	assert_ptr_not_equal(a.members, b.members);
+	assert_ptr_not_equal(a.channels, b.channels);
+	b.channels[8].mode = 0600;
+	assert_false(imexd_def_equal(&a, &b));
+	b.channels[8].mode = a.channels[8].mode;
+	b.generation++;
+	assert_false(imexd_def_equal(&a, &b));
+	b.generation--;
+	strcpy(b.members[4].addr, "elsewhere");
+	assert_false(imexd_def_equal(&a, &b));
+	imexd_def_free(&b);
+	assert_null(b.members);
+	assert_int_equal(b.nchannels, 0);
+	assert_false(imexd_def_equal(&a, &b));
+	imexd_def_free(&a);
+	imexd_def_free(&a);	/* twice is harmless */
+	assert_int_equal(imexd_def_copy(&b, &a), 0);	/* empty */
+	assert_true(imexd_def_equal(&a, &b));
+	assert_true(imexd_def_equal(NULL, NULL));
+	assert_false(imexd_def_equal(&a, NULL));
+}
+
+static void test_def_check(void **state)
+{
+	struct imexd_def d;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(sample_def(&d, "job", 2, 2, 1), 0);
+	assert_int_equal(imexd_def_check(&d, &why), 0);
+	memset(d.uuid, 0, 16);
+	assert_int_equal(imexd_def_check(&d, &why), -EINVAL);
+	assert_non_null(why);
+	d.uuid[3] = 1;
+	d.nchannels = IMEX_CHANNELS_MAX + 1;
+	assert_int_equal(imexd_def_check(&d, NULL), -E2BIG);
+	d.nchannels = 2;
+	strcpy(d.members[1].name, d.members[0].name);
+	assert_int_equal(imexd_def_check(&d, &why), -EINVAL);
+	assert_int_equal(imexd_def_check(NULL, NULL), -EINVAL);
+	imexd_def_free(&d);
+}
+
+static void test_name_rule(void **state)
+{
+	char n[IMEX_NAME_MAX + 1];
+
+	(void)state;
+	assert_true(imexd_name_valid("a"));
+	assert_true(imexd_name_valid("0node_1.rack-2"));
+	assert_false(imexd_name_valid(""));
+	assert_false(imexd_name_valid(NULL));
+	assert_false(imexd_name_valid("_a"));
+	assert_false(imexd_name_valid(".a"));
+	assert_false(imexd_name_valid("a:b"));
+	assert_false(imexd_name_valid("a b"));
+	memset(n, 'x', IMEX_NAME_MAX - 1);
+	n[IMEX_NAME_MAX - 1] = '\0';
+	assert_true(imexd_name_valid(n));
+	n[IMEX_NAME_MAX - 1] = 'x';
+	n[IMEX_NAME_MAX] = '\0';
+	assert_false(imexd_name_valid(n));
+}
+
+static void test_type_names(void **state)
+{
+	(void)state;
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_HELLO), "HELLO");
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_PREPARE), "PREPARE");
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_LEAVE), "LEAVE");
+	assert_string_equal(imexd_msg_type_name(0), "UNKNOWN");
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_TYPE_MAX + 1), "UNKNOWN");
+	assert_string_equal(imexd_msg_type_name(255), "UNKNOWN");
+}
+
+/* The fuzz seeds (make corpus) still say what their names say. */
+#define CORPUS "../fuzz/corpus/wire"
+
+static void check_seed(const char *name)
+{
+	static uint8_t buf[IMEXD_HEADER_LEN + 65536];
+	char path[512];
+	struct imexd_msg m;
+	uint8_t *g = NULL;
+	size_t n, n2 = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CORPUS "/%s", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (!strncmp(name, "valid-", 6)) {
+		if (imexd_msg_decode(buf, n, &m, NULL))
+			fail_msg("seed %s does not decode", name);
+		assert_int_equal(imexd_msg_encode(&m, &g, &n2), 0);
+		assert_int_equal(n2, n);
+		assert_memory_equal(g, buf, n);
+		free(g);
+		imexd_msg_free(&m);
+	} else if (!strncmp(name, "near-", 5)) {
+		if (!imexd_msg_decode(buf, n, &m, NULL))
+			fail_msg("seed %s decodes", name);
+	} else {
+		fail_msg("seed %s is neither valid-* nor near-*", name);
+	}
+}
+
+static void test_fuzz_seeds_are_what_they_say(void **state)
+{
+	struct dirent *de;
+	size_t seen = 0;
+	DIR *d = opendir(CORPUS);
+
+	(void)state;
+	if (!d)
+		skip();
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		check_seed(de->d_name);
+		seen++;
+	}
+	closedir(d);
+	assert_true(seen >= 30);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_type_round_trips),
+		cmocka_unit_test(test_header_is_big_endian_52_bytes),
+		cmocka_unit_test(test_edge_values_round_trip),
+		cmocka_unit_test(test_largest_bounded_messages_round_trip),
+		cmocka_unit_test(test_body_max_is_the_limit),
+		cmocka_unit_test(test_malformed_frames_are_refused_untouched),
+		cmocka_unit_test(test_frame_builder_controls_decode),
+		cmocka_unit_test(test_every_truncation_is_refused),
+		cmocka_unit_test(test_byte_flips_round_trip_or_fail),
+		cmocka_unit_test(test_encoder_refuses_what_decoder_would),
+		cmocka_unit_test(test_frame_len_on_partial_input),
+		cmocka_unit_test(test_def_copy_is_deep_and_equal),
+		cmocka_unit_test(test_def_check),
+		cmocka_unit_test(test_name_rule),
+		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_fuzz_seeds_are_what_they_say),
+	};
+
+	return cmocka_run_group_tests_name("imexd wire", tests, NULL, NULL);
+}
