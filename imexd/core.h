@@ -45,6 +45,16 @@
  *  - HEARTBEAT.seq carries a digest of the definitions the sender shares
  *    with the receiver (domain uuid + generation), not a sequence number;
  *    two mismatching heartbeats in a row make both sides SYNC.
+ *  - After imexd_core_start() the node takes part in no change until it
+ *    has heard from every member of its stored domains, and for at least
+ *    miss_count x heartbeat_ms + backoff_max_ms (at most 2 x lease_ms):
+ *    what it had prepared before is gone from the kernel, and a commit of
+ *    it may have happened meanwhile.  PREPAREs are refused with EBUSY
+ *    (coordinators retry), requests wait.
+ *  - Requests on a domain with a change already coordinated here wait for
+ *    it (FIFO per domain name) instead of failing with EBUSY.
+ *  - Kernel status pushes are rate-limited to one per domain per
+ *    heartbeat_ms / 50; the latest state always follows.
  */
 #ifndef IMEXD_CORE_H
 #define IMEXD_CORE_H
