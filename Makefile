@@ -9,7 +9,7 @@ DESTDIR ?=
 
 export PREFIX DESTDIR
 
-SUBDIRS_USER := libimexctl tools tests
+SUBDIRS_USER := libimexctl tools imexd tests
 
 .PHONY: all deps kmod user check check-unit check-vm demo install uninstall clean
 

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Names and one-line descriptions for imexd's log. */
+#ifndef IMEXD_DESCRIBE_H
+#define IMEXD_DESCRIBE_H
+
+#include <stdint.h>
+#include "core.h"
+
+/* "READY", "DEGRADED", ... for enum imex_domain_state. */
+const char *imexd_domain_state_name(uint32_t state);
+/* The 36-character text form of @u. */
+void imexd_uuid_str(const uint8_t u[16], char out[37]);
+/* "CONNECT", "SEND", ... */
+const char *imexd_action_name(enum imexd_action_type t);
+/* One debug line for @a (nothing unless LOG_LEVEL=debug; LOG actions are
+ * logged by their own level instead). */
+void imexd_log_action(const struct imexd_action *a);
+
+#endif /* IMEXD_DESCRIBE_H */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * imexd's side of the imex generic netlink family (libnl-genl-3): attach as
+ * the node's manager, read what the kernel holds, take administrators'
+ * requests and carry out the core's KERNEL_* and REQUEST_DONE actions.
+ *
+ * Two sockets: the command socket, which is the manager attachment (the
+ * kernel ends it when this socket closes), and a notification socket that
+ * only listens on the "manager" multicast group.  Every command is
+ * synchronous: the kernel answers at once (a bounded receive timeout guards
+ * against a hang).  Failures return -errno and put the kernel's
+ * extended-ack message (or a description) into @msg.
+ */
+#ifndef IMEXD_KERNEL_H
+#define IMEXD_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "core.h"
+#include "wire.h"
+
+struct imexd_kernel;
+
+struct imexd_kernel_node {
+	char name[IMEX_NAME_MAX];
+	uint8_t uuid[16];
+	bool has_fabric;
+	uint8_t fabric_uuid[16];
+	uint32_t partition;
+	uint32_t max_channels;
+	uint32_t manager_pid;		/* 0: none attached */
+	uint32_t ndomains;
+};
+
+/*
+ * Open the sockets and find the family.  -ENOENT when imex.ko is not
+ * loaded; @msg says what to do.
+ */
+int imexd_kernel_open(struct imexd_kernel **k, char *msg, size_t msglen);
+/* Close both sockets: the kernel then ends the attachment. */
+void imexd_kernel_close(struct imexd_kernel *k);
+
+int imexd_kernel_node_get(struct imexd_kernel *k,
+			  struct imexd_kernel_node *node, char *msg,
+			  size_t msglen);
+
+/*
+ * Become the manager.  -EALREADY when another process is ("another imexd
+ * (pid N) is already managing this node"), -EPERM without CAP_SYS_ADMIN.
+ */
+int imexd_kernel_attach(struct imexd_kernel *k, char *msg, size_t msglen);
+int imexd_kernel_detach(struct imexd_kernel *k, char *msg, size_t msglen);
+
+/* Set the node's name and UUID (the same values again are fine). */
+int imexd_kernel_node_set(struct imexd_kernel *k, const char *name,
+			  const uint8_t uuid[16], char *msg, size_t msglen);
+
+/* Join the manager group; the fd to watch for IMEX_CMD_REQ_NOTIFY. */
+int imexd_kernel_subscribe(struct imexd_kernel *k, char *msg, size_t msglen);
+int imexd_kernel_notify_fd(const struct imexd_kernel *k);
+/* Read and discard what arrived on the notification socket (bounded). */
+void imexd_kernel_notify_drain(struct imexd_kernel *k);
+
+/*
+ * Every committed domain, with members and channels, as definitions
+ * (generation 0: the kernel does not keep the agreed generation).  A
+ * malloc'd array in *@defs (free each with imexd_def_free, then the array).
+ */
+int imexd_kernel_read_domains(struct imexd_kernel *k, struct imexd_def **defs,
+			      size_t *n, char *msg, size_t msglen);
+
+/*
+ * Take the oldest waiting request.  0 with @req filled (release it with
+ * imexd_kernel_request_release); -ENOENT when none waits; -EBADMSG for a
+ * request that cannot be turned into struct imexd_request: @req->req_id is
+ * then set so that the caller can complete it with the error in @msg.
+ */
+int imexd_kernel_accept(struct imexd_kernel *k, struct imexd_request *req,
+			char *msg, size_t msglen);
+void imexd_kernel_request_release(struct imexd_request *req);
+
+int imexd_kernel_prepare(struct imexd_kernel *k, uint64_t change_id,
+			 uint8_t op, uint32_t lease_ms,
+			 const struct imexd_def *def,
+			 const struct imexd_channel *chans, uint32_t nchans,
+			 char *msg, size_t msglen);
+int imexd_kernel_commit(struct imexd_kernel *k, uint64_t change_id,
+			char *msg, size_t msglen);
+int imexd_kernel_abort(struct imexd_kernel *k, uint64_t change_id,
+		       char *msg, size_t msglen);
+int imexd_kernel_set_status(struct imexd_kernel *k,
+			    const struct imexd_domain_status *st, char *msg,
+			    size_t msglen);
+/*
+ * Complete request @req_id with @error (positive errno or 0) and @text; on
+ * success optionally with its result, which the kernel forwards to the
+ * caller: @uuid (the domain created; NULL for none) and the channels
+ * granted or freed (@chans, @nchans; at most IMEX_CHANNEL_IDS_MAX are sent).
+ */
+int imexd_kernel_req_done(struct imexd_kernel *k, uint64_t req_id, int error,
+			  const char *text, const uint8_t *uuid,
+			  const struct imexd_channel *chans, uint32_t nchans,
+			  char *msg, size_t msglen);
+
+/* Names for the log. */
+const char *imexd_kernel_cmd_name(uint32_t cmd);
+const char *imexd_kernel_op_name(uint8_t op);
+
+#endif /* IMEXD_KERNEL_H */

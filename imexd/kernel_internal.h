@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by kernel.c, kernel_read.c and kernel_change.c. */
+#ifndef IMEXD_KERNEL_INTERNAL_H
+#define IMEXD_KERNEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+
+struct imexd_kernel {
+	struct nl_sock *sk;	/* commands: the manager attachment */
+	struct nl_sock *ntf;	/* the manager group */
+	int family;
+	int grp_manager;
+};
+
+extern const uint8_t kernel_zero16[16];
+
+/* A new message for @cmd with room for @size bytes; NULL without memory. */
+struct nl_msg *kernel_msg_new(struct imexd_kernel *k, uint8_t cmd, int flags,
+			      size_t size);
+/*
+ * Send @m (consumed; NULL means "out of memory") and read the answers
+ * through @valid until the ack, the end of a dump or an error.  0 or
+ * -errno with the kernel's message in @msg; *@intr says a dump raced a
+ * change.
+ */
+int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
+		    nl_recvmsg_msg_cb_t valid, void *arg, bool *intr,
+		    char *msg, size_t msglen);
+void kernel_set_msg(char *msg, size_t msglen, const char *fmt,
+		    const char *detail);
+size_t kernel_nest_count(const struct nlattr *attr);
+int kernel_parse(struct nl_msg *m, struct nlattr **tb);
+void kernel_get_str(char *dst, size_t len, const struct nlattr *a);
+bool kernel_get_uuid(uint8_t dst[16], const struct nlattr *a);
+
+#endif /* IMEXD_KERNEL_INTERNAL_H */

@@ -1,0 +1,123 @@
+# Guest side of tests/imexd-vm/pair.sh: one of two VMs on a vde_switch,
+# each with imex.ko and imexd.  ROLE a (vm-a, 192.0.2.1) or b (vm-b,
+# 192.0.2.2).  The two sides coordinate through the domain itself:
+#   a: create pd (vm-a + vm-b, 2 channels), see it READY
+#   b: see pd READY with 2 devices, allocate 1 more (b coordinates)
+#   a: see 3 channels, allocate a 4th (a coordinates)
+#   b: see 4 channels, kill -9 its imexd and restart it
+#   a: see pd DEGRADED then READY again; delete pd
+#   b: see pd and its devices gone
+. tests/imexd-vm/common.sh
+
+role=$1
+certs=${2:-}	# with TLS: a directory made by tests/imexd-net/gen-certs.sh
+case $role in
+a) me=vm-a peer=vm-b peer_ip=192.0.2.2 ;;
+b) me=vm-b peer=vm-a peer_ip=192.0.2.1 ;;
+*) fail "role must be a or b" ;;
+esac
+[ "$(hostname)" = "$me" ] || fail "hostname is $(hostname), expected $me"
+MEMBERS=vm-a@192.0.2.1,vm-b@192.0.2.2
+if [ -n "$certs" ]; then
+	imexd_conf "$W/imexd.conf" TLS=yes TLS_CA_FILE="$certs/ca.pem" \
+		TLS_CERT_FILE="$certs/$role.pem" TLS_KEY_FILE="$certs/$role.key"
+else
+	imexd_conf "$W/imexd.conf"
+fi
+
+nchannels() { $NL channels name=pd 2>/dev/null | grep -c ' chstate=1'; }
+has_channels() { [ "$(nchannels)" = "$1" ]; }
+devices() { # COUNT: pd has COUNT channels, each with its device
+	_n=0
+	for id in $($NL channels name=pd | sed -n 's/.* channel=\([0-9]*\) .*/\1/p'); do
+		[ -c "$DEV/channel$id" ] || return 1
+		_n=$((_n + 1))
+	done
+	[ "$_n" -ge "$1" ]
+}
+ping_peer() { busybox ping -c1 -W1 "$peer_ip" >/dev/null 2>&1; }
+port_open() { timeout 3 bash -c "exec 3<>/dev/tcp/$peer_ip/50100" 2>/dev/null; }
+
+imexd_start 1
+_wait_until 30 imexd_attached && t_ok "$me: imexd attached" ||
+	{ t_fail "$me: imexd did not attach: $(tail -5 "$IMEX_VM_OUT/imexd.1.log")"; t_done; }
+_wait_until 90 ping_peer && t_ok "$me: $peer answers pings" || { t_fail "$me: no network to $peer"; t_done; }
+if [ -n "$certs" ]; then
+	_wait_until 10 grep -q "TLS 1.3 with mutual authentication" "$IMEX_VM_OUT/imexd.1.log" &&
+		t_ok "$me: TLS on" || t_fail "$me: TLS not on: $(head -5 "$IMEX_VM_OUT/imexd.1.log")"
+	kill -USR1 "$IMEXD_PID"
+	_wait_until 10 grep -q "SIGUSR1: TLS credentials reloaded" "$IMEX_VM_OUT/imexd.1.log" &&
+		t_ok "$me: SIGUSR1 reloads the TLS credentials" ||
+		t_fail "$me: SIGUSR1: $(tail -3 "$IMEX_VM_OUT/imexd.1.log")"
+fi
+
+if [ "$role" = a ]; then
+	_wait_until 90 port_open || t_fail "a: imexd on vm-b does not listen"
+	ok=0
+	for try in 1 2 3; do
+		if $NL create name=pd members=$MEMBERS count=2 timeout=60000 > "$W/create.out" 2>&1; then
+			ok=1
+			break
+		fi
+		echo "create attempt $try: $(cat "$W/create.out")"
+		sleep 2
+	done
+	[ $ok = 1 ] && t_ok "a: create pd with vm-a and vm-b" || t_fail "a: create pd: $(cat "$W/create.out")"
+	_wait_until 30 domain_is pd 2 && t_ok "a: pd is READY" || t_fail "a: pd state: $($NL domain name=pd)"
+	$NL domain name=pd | grep -q "member=vm-b@192.0.2.2:2" &&
+		t_ok "a: vm-b is CONNECTED in a's view" || t_fail "a: view: $($NL domain name=pd)"
+	_wait_until 10 devices 2 && t_ok "a: 2 channel devices" || t_fail "a: devices: $(ls -l $DEV 2>&1)"
+	_wait_until 120 has_channels 3 && t_ok "a: b's allocation reached a (3 channels)" ||
+		t_fail "a: channels: $($NL channels name=pd)"
+	_wait_until 10 devices 3 && t_ok "a: 3 channel devices" || t_fail "a: devices: $(ls -l $DEV 2>&1)"
+	# The core logs every health change of a domain: look at what it
+	# logs from here on (b kills its imexd once it sees our allocation).
+	from=$(($(wc -l < "$IMEX_VM_OUT/imexd.1.log") + 1))
+	if $NL alloc name=pd count=1 timeout=60000 > "$W/alloc.out" 2>&1 && has_channels 4; then
+		t_ok "a: allocate a 4th channel (a coordinates)"
+	else
+		t_fail "a: alloc: $(cat "$W/alloc.out"); $($NL channels name=pd)"
+	fi
+	since() { tail -n "+$from" "$IMEX_VM_OUT/imexd.1.log"; }
+	went_degraded() { since | grep -q "domain 'pd': DEGRADED"; }
+	ready_again() { since | grep -A1000 "domain 'pd': DEGRADED" | grep -q "domain 'pd': READY"; }
+	_wait_until 120 went_degraded && t_ok "a: pd went DEGRADED when b's imexd was killed" ||
+		t_fail "a: no DEGRADED: $($NL domain name=pd)"
+	_wait_until 120 ready_again && _wait_until 10 domain_is pd 2 &&
+		t_ok "a: pd READY again after b's restart" ||
+		t_fail "a: not READY again: $($NL domain name=pd)"
+	if $NL delete name=pd timeout=60000 > "$W/delete.out" 2>&1; then
+		t_ok "a: delete pd"
+	else
+		t_fail "a: delete pd: $(cat "$W/delete.out")"
+	fi
+	! $NL -q domain name=pd 2>/dev/null && t_ok "a: pd gone" || t_fail "a: pd still there"
+else
+	_wait_until 180 domain_is pd 2 && t_ok "b: pd arrived and is READY" ||
+		t_fail "b: pd: $($NL domains)"
+	_wait_until 10 devices 2 && t_ok "b: 2 channel devices" || t_fail "b: devices: $(ls -l $DEV 2>&1)"
+	if $NL alloc name=pd count=1 timeout=60000 > "$W/alloc.out" 2>&1 && has_channels 3; then
+		t_ok "b: allocate 1 more channel (b coordinates)"
+	else
+		t_fail "b: alloc: $(cat "$W/alloc.out"); $($NL channels name=pd)"
+	fi
+	_wait_until 10 devices 3 && t_ok "b: 3 channel devices" || t_fail "b: devices: $(ls -l $DEV 2>&1)"
+	_wait_until 120 has_channels 4 && t_ok "b: a's allocation reached b (4 channels)" ||
+		t_fail "b: channels: $($NL channels name=pd)"
+	kill -9 "$IMEXD_PID"
+	wait "$IMEXD_PID" 2>/dev/null
+	sleep 3
+	imexd_start 2
+	_wait_until 30 imexd_attached && _wait_until 60 domain_is pd 2 &&
+		t_ok "b: restarted imexd, pd READY again" || t_fail "b: after restart: $($NL domain name=pd)"
+	_wait_until 180 sh -c "! $NL -q domain name=pd 2>/dev/null" && t_ok "b: pd deleted by a's request" ||
+		t_fail "b: pd still there: $($NL domain name=pd)"
+	no_devices() { [ -z "$(ls "$DEV" 2>/dev/null)" ]; }
+	_wait_until 10 no_devices && grep -q '"deleted": *true' "$W"/state/domains/*.json &&
+		t_ok "b: devices gone, stored definition is a tombstone" ||
+		t_fail "b: left over: $(ls $DEV 2>&1; cat "$W"/state/domains/*.json)"
+	# Keep answering until vm-a is done (the host drops the marker).
+	_wait_until 200 test -e "$IMEX_VM_OUT/done" || t_fail "b: no done marker from the host"
+fi
+imexd_stop && t_ok "$me: imexd stops on SIGTERM" || t_fail "$me: stop"
+t_done
