@@ -19,7 +19,7 @@ CLUSTER_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 CLUSTER_FABRIC="fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7"
 NODE_RUN_TIMEOUT=${NODE_RUN_TIMEOUT:-120}
 NODE_BOOT_TIMEOUT=${NODE_BOOT_TIMEOUT:-120}
-declare -A node_pid node_k
+declare -A node_pid
 t_passed=0 t_failed=0
 
 cluster_now() { date +%s.%N; }
@@ -30,6 +30,9 @@ cluster_init() {
 	vde_switch -d -s "$cluster_dir/switch" -p "$cluster_dir/switch.pid" \
 		> "$cluster_dir/switch.log" 2>&1 ||
 		{ echo "cluster: vde_switch failed: $(cat "$cluster_dir/switch.log")" >&2; return 1; }
+	# It creates its control socket after it has detached.
+	_wait_file 5 "$cluster_dir/switch/ctl" ||
+		{ echo "cluster: vde_switch did not start" >&2; return 1; }
 	trap cluster_fini EXIT
 	for i in $(seq 1 "$cluster_n"); do mkdir -p "$cluster_dir/n$i"; done
 }
@@ -37,7 +40,7 @@ cluster_init() {
 # _wait_file SECS FILE: bounded wait for a file the guest writes.
 _wait_file() {
 	local end=$(( $(date +%s) + $1 ))
-	while [ ! -f "$2" ]; do
+	while [ ! -e "$2" ]; do
 		[ "$(date +%s)" -lt "$end" ] || return 1
 		sleep 0.05
 	done
@@ -48,7 +51,7 @@ node_boot() {
 	for i in "$@"; do
 		out=$cluster_dir/n$i
 		rm -rf "$out/rpc" "$out/qemu.pid"
-		node_k[$i]=1
+		echo 1 > "$out/k"
 		IMEX_VM_QEMU_ARGS="-pidfile $out/qemu.pid" \
 		"$CLUSTER_REPO/tests/vm/run.sh" --quiet --timeout 1800 --mem 512 \
 			--hostname "node$i" --vde "$cluster_dir/switch" --ip "192.0.2.$i/24" \
@@ -65,12 +68,14 @@ node_boot() {
 	done
 }
 
+# The command counter lives in a file: node_run may run in a subshell (&).
 node_run() {
-	local i=$1 k=${node_k[$1]} rpc=$cluster_dir/n$1/rpc
+	local i=$1 rpc=$cluster_dir/n$1/rpc k
+	k=$(cat "$cluster_dir/n$i/k")
+	echo $((k + 1)) > "$cluster_dir/n$i/k"
 	shift
 	printf '%s\n' "$*" > "$rpc/cmd.$k.tmp"
 	mv "$rpc/cmd.$k.tmp" "$rpc/cmd.$k"
-	node_k[$i]=$((k + 1))
 	if ! _wait_file "$NODE_RUN_TIMEOUT" "$rpc/rc.$k"; then
 		echo "cluster: node$i: no answer in ${NODE_RUN_TIMEOUT}s to: $*" >&2
 		return 124
@@ -87,7 +92,8 @@ node_kill() {
 }
 
 node_halt() {
-	local k=${node_k[$1]} rpc=$cluster_dir/n$1/rpc
+	local k rpc=$cluster_dir/n$1/rpc
+	k=$(cat "$cluster_dir/n$1/k")
 	echo exit > "$rpc/cmd.$k.tmp" && mv "$rpc/cmd.$k.tmp" "$rpc/cmd.$k"
 	wait "${node_pid[$1]}"
 	local rc=$?

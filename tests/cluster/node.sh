@@ -1,0 +1,94 @@
+#!/bin/sh
+# Guest-side helpers for cluster tests, one call per agent command:
+#   node.sh start [KEY=VALUE|env:VAR=VALUE...]  start imexd (state kept in
+#                                 the out share, so it survives a power
+#                                 cycle); wait until it is the kernel's manager
+#   node.sh kill9 | stop          SIGKILL / SIGTERM the daemon
+#   node.sh wait-state NAME STATE SECS   bounded wait for a domain state
+#                                 (ready, degraded, down, gone)
+#   node.sh matrix-connected NAME every member sees every other
+#   node.sh dead                  the daemon has exited (bounded wait)
+#   node.sh no-changes SECS       bounded wait until no change is prepared
+#   node.sh hold CHANNEL          keep the channel open (background)
+#   node.sh held CHANNEL          the held fd still works (info ioctl)
+cd "$(dirname "$0")/../.." || exit 2
+. tests/vm/lib.sh
+. tests/kmod/common.sh
+IMEXD=${IMEXD:-imexd/imexd}
+run=$IMEX_VM_OUT/node
+mkdir -p "$run"
+
+state_num() {
+	case $1 in
+	down) echo 1 ;; ready) echo 2 ;; degraded) echo 3 ;; *) echo "$1" ;;
+	esac
+}
+
+has_state() { # NAME STATE
+	if [ "$2" = gone ]; then
+		! $NL domain name="$1" > /dev/null 2>&1
+	else
+		$NL domain name="$1" 2>/dev/null | grep -q " state=$(state_num "$2") "
+	fi
+}
+
+cmd=$1
+shift
+case $cmd in
+start)
+	{
+		echo "NODE_NAME=$(hostname)"
+		echo "STATE_DIRECTORY=$IMEX_VM_OUT/state"
+		echo "LOG_LEVEL=debug"
+		echo "HEARTBEAT_INTERVAL_MS=250"
+		echo "HEARTBEAT_MISS_COUNT=3"
+		echo "CHANGE_LEASE_MS=5000"
+		for kv in "$@"; do
+			case $kv in env:*) ;; *) echo "$kv" ;; esac
+		done
+	} > "$run/imexd.conf"
+	# env:VAR=VALUE arguments go to the daemon's environment.
+	for kv in "$@"; do
+		case $kv in env:*) export "${kv#env:}" ;; esac
+	done
+	setsid $IMEXD -f -c "$run/imexd.conf" >> "$IMEX_VM_OUT/imexd.log" 2>&1 < /dev/null &
+	echo $! > "$run/imexd.pid"
+	wait_for 30 sh -c "$NL node-get | grep -q ' manager_pid=$(cat "$run/imexd.pid") '"
+	;;
+kill9)
+	kill -9 "$(cat "$run/imexd.pid")"
+	wait_for 10 sh -c "! $NL node-get | grep -q manager_pid"
+	;;
+stop)
+	kill -TERM "$(cat "$run/imexd.pid")"
+	wait_for 10 sh -c "! $NL node-get | grep -q manager_pid"
+	;;
+wait-state)
+	wait_for "$3" has_state "$1" "$2"
+	;;
+hold)
+	setsid $CHANOPEN "$DEV/channel$1" hold > "$run/hold.$1" 2>&1 < /dev/null &
+	wait_for 5 grep -q '^open' "$run/hold.$1"
+	;;
+held)
+	pid=$(pgrep -f "chanopen $DEV/channel$1 hold") || fail "channel $1 is not held"
+	[ -e "/proc/$pid/fd" ] && ls -l "/proc/$pid/fd" | grep -q "channel$1" || fail "fd gone"
+	$CHANOPEN "$DEV/channel$1" info
+	;;
+matrix-connected)
+	# Every cell of the From\To matrix is C (or - for self).
+	tools/imexctl/imexctl domain show "$1" | awk '
+		/^From/ { m = 1; next } /^Legend/ { m = 0 }
+		m && NF { n++; for (i = 3; i <= NF; i++) if ($i != "C" && $i != "-") bad++ }
+		END { exit !(n > 0 && !bad) }'
+	;;
+dead)
+	wait_for 10 sh -c "! kill -0 $(cat "$run/imexd.pid") 2>/dev/null"
+	;;
+no-changes)
+	wait_for "$1" sh -c "! $NL changes | grep -q change="
+	;;
+*)
+	fail "node.sh: unknown command $cmd"
+	;;
+esac
