@@ -171,13 +171,15 @@ if [ -n "$vde" ]; then
 	qemu+=(-netdev "vde,id=n0,sock=${vde//,/,,}" -device "virtio-net-pci,netdev=n0,mac=$mac")
 fi
 
-stream=/dev/stdout
-[ "$quiet" = 1 ] && stream=/dev/null
+# fd 3: where the console goes.  Not "> /dev/stdout": for a log file that
+# would reopen it truncated, losing what came before.
+exec 3>&1
+[ "$quiet" = 1 ] && exec 3>/dev/null
 start=$(date +%s%N)
 # qemu runs in the background so that an interrupted run.sh can stop it
 # (timeout puts it in its own process group, out of reach of ^C).
 mkfifo "$ctl/console.fifo"
-sed -u 's/\r$//' <"$ctl/console.fifo" | tee "$out/console.log" >"$stream" &
+sed -u 's/\r$//' <"$ctl/console.fifo" | tee "$out/console.log" >&3 &
 reader=$!
 timeout -k 5 "$timeout" "${qemu[@]}" </dev/null >"$ctl/console.fifo" 2>&1 &
 qemu_pid=$!
