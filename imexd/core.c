@@ -147,38 +147,14 @@ void imexd_action_free(struct imexd_action *a)
 {
 	if (!a)
 		return;
-	core_msg_release(&a->msg);
-	core_def_free(&a->def);
+	imexd_msg_free(&a->msg);
+	imexd_def_free(&a->def);
 	free(a->chans);
 	a->chans = NULL;
 	a->nchans = 0;
 	free(a->status.members);
 	a->status.members = NULL;
 	a->status.nmembers = 0;
-}
-
-void core_msg_release(struct imexd_msg *msg)
-{
-	switch (msg->type) {
-	case IMEXD_MSG_HEARTBEAT:
-		free(msg->u.heartbeat.peers);
-		msg->u.heartbeat.peers = NULL;
-		msg->u.heartbeat.n = 0;
-		break;
-	case IMEXD_MSG_FREE:
-		free(msg->u.free.bits);
-		msg->u.free.bits = NULL;
-		msg->u.free.nbits = 0;
-		break;
-	case IMEXD_MSG_PREPARE:
-		core_def_free(&msg->u.prepare.def);
-		break;
-	case IMEXD_MSG_SYNC:
-		core_def_free(&msg->u.sync);
-		break;
-	default:
-		break;
-	}
 }
 
 /* For log lines; the core does not depend on the codec. */
@@ -289,7 +265,7 @@ void core_kernel_prepare(struct imexd_core *core, uint64_t op_id,
 	a->change_id = change_id;
 	a->op = op;
 	a->lease_ms = lease_ms;
-	if (core_def_copy(&a->def, def))
+	if (imexd_def_copy(&a->def, def))
 		abort();
 	if (ndelta) {
 		a->chans = malloc(ndelta * sizeof(*a->chans));

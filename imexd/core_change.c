@@ -126,7 +126,7 @@ static void core_cc_send(struct imexd_core *core, struct core_cchange *cc,
 		m.u.prepare.change_id = cc->id;
 		m.u.prepare.op = cc->op;
 		m.u.prepare.lease_ms = core->cfg.lease_ms;
-		if (core_def_copy(&m.u.prepare.def, &cc->newdef))
+		if (imexd_def_copy(&m.u.prepare.def, &cc->newdef))
 			abort();
 		t->got_prepare = true;
 		break;

@@ -2,51 +2,14 @@
 /*
  * Domain definitions as values: deep copy and free, comparison, member and
  * channel lookup, and the channel difference between two generations (what
- * a change or an adoption must do to the kernel).  The core keeps its own
- * helpers rather than borrow the codec's, so it builds and is tested
- * without the wire format.
+ * a change or an adoption must do to the kernel).  Copy and free are the
+ * codec's (wire_def.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core_internal.h"
-
-void core_def_free(struct imexd_def *def)
-{
-	free(def->members);
-	free(def->channels);
-	def->members = NULL;
-	def->channels = NULL;
-	def->nmembers = 0;
-	def->nchannels = 0;
-}
-
-int core_def_copy(struct imexd_def *dst, const struct imexd_def *src)
-{
-	struct imexd_def d = *src;
-
-	d.members = NULL;
-	d.channels = NULL;
-	if (src->nmembers) {
-		d.members = malloc(src->nmembers * sizeof(*d.members));
-		if (!d.members)
-			return -ENOMEM;
-		memcpy(d.members, src->members,
-		       src->nmembers * sizeof(*d.members));
-	}
-	if (src->nchannels) {
-		d.channels = malloc(src->nchannels * sizeof(*d.channels));
-		if (!d.channels) {
-			free(d.members);
-			return -ENOMEM;
-		}
-		memcpy(d.channels, src->channels,
-		       src->nchannels * sizeof(*d.channels));
-	}
-	*dst = d;
-	return 0;
-}
 
 bool core_members_same(const struct imexd_def *a, const struct imexd_def *b)
 {

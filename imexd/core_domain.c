@@ -71,9 +71,9 @@ void core_dom_set_def(struct imexd_core *core, struct core_domain *d,
 {
 	struct imexd_def copy;
 
-	if (core_def_copy(&copy, def))
+	if (imexd_def_copy(&copy, def))
 		abort();
-	core_def_free(&d->def);
+	imexd_def_free(&d->def);
 	d->def = copy;
 	core_def_sort(&d->def);
 	core_dom_index(core, d);
@@ -104,15 +104,15 @@ struct core_domain *core_dom_add(struct imexd_core *core,
 
 static void core_adopt_free(struct core_domain *d)
 {
-	core_def_free(&d->adopt->target);
-	core_def_free(&d->adopt->after);
+	imexd_def_free(&d->adopt->target);
+	imexd_def_free(&d->adopt->after);
 	free(d->adopt);
 	d->adopt = NULL;
 }
 
 static void core_dom_release(struct core_domain *d)
 {
-	core_def_free(&d->def);
+	imexd_def_free(&d->def);
 	free(d->midx);
 	free(d->pushed);
 	if (d->adopt)
@@ -151,7 +151,7 @@ static void core_store_def(struct imexd_core *core, const struct imexd_def *def)
 {
 	struct imexd_action *a = core_act(core, IMEXD_ACT_STORE_DEF);
 
-	if (core_def_copy(&a->def, def))
+	if (imexd_def_copy(&a->def, def))
 		abort();
 }
 
@@ -211,7 +211,7 @@ void core_dom_sync_one(struct imexd_core *core, int p,
 	struct imexd_msg m;
 
 	core_msg_init(core, &m, IMEXD_MSG_SYNC, d->def.uuid);
-	if (core_def_copy(&m.u.sync, &d->def))
+	if (imexd_def_copy(&m.u.sync, &d->def))
 		abort();
 	core_send_peer(core, p, &m);
 }
@@ -279,7 +279,7 @@ static void core_adopt_step(struct imexd_core *core, struct core_domain *d)
 	struct imexd_def step;
 	uint32_t n = 0;
 
-	if (core_def_copy(&step, &d->def))
+	if (imexd_def_copy(&step, &d->def))
 		abort();
 	ad->committing = false;
 	if (leave && d->in_kernel) {
@@ -289,8 +289,8 @@ static void core_adopt_step(struct imexd_core *core, struct core_domain *d)
 		goto finish;
 	} else if (!d->in_kernel) {
 		ad->op = IMEX_CHANGE_CREATE;
-		core_def_free(&step);
-		if (core_def_copy(&step, t))
+		imexd_def_free(&step);
+		if (imexd_def_copy(&step, t))
 			abort();
 	} else if (!core_members_same(&d->def, t)) {
 		ad->op = IMEX_CHANGE_SET_MEMBERS;
@@ -306,7 +306,7 @@ static void core_adopt_step(struct imexd_core *core, struct core_domain *d)
 	} else if (core_chan_diff(t, &d->def, &delta, &n), n) {
 		ad->op = IMEX_CHANGE_ADD_CHANNELS;
 	} else {
-		core_def_free(&ad->after);
+		imexd_def_free(&ad->after);
 		/* The kernel matches: take the generation and keep it. */
 		uint64_t old = d->def.generation;
 
@@ -324,8 +324,8 @@ static void core_adopt_step(struct imexd_core *core, struct core_domain *d)
 	 * What the kernel will hold once this step commits: the target may
 	 * move on meanwhile, the kernel will not.
 	 */
-	core_def_free(&ad->after);
-	if (core_def_copy(&ad->after, &step))
+	imexd_def_free(&ad->after);
+	if (imexd_def_copy(&ad->after, &step))
 		abort();
 	if (ad->op == IMEX_CHANGE_REMOVE_CHANNELS ||
 	    ad->op == IMEX_CHANGE_ADD_CHANNELS)
@@ -336,11 +336,11 @@ static void core_adopt_step(struct imexd_core *core, struct core_domain *d)
 				 d->def.uuid);
 	core_kernel_prepare(core, ad->op_id, ad->change_id, ad->op,
 			    core->cfg.lease_ms, &step, delta, n);
-	core_def_free(&step);
+	imexd_def_free(&step);
 	free(delta);
 	return;
 finish:
-	core_def_free(&step);
+	imexd_def_free(&step);
 	d = core_dom_find(core, t->uuid);
 	if (d && d->adopt)
 		core_adopt_free(d);
@@ -352,15 +352,15 @@ static void core_adopt(struct imexd_core *core, struct core_domain *d,
 	if (d->adopt) {
 		/* One step at a time; aim at the newest target. */
 		if (target->generation >= d->adopt->target.generation) {
-			core_def_free(&d->adopt->target);
-			if (core_def_copy(&d->adopt->target, target))
+			imexd_def_free(&d->adopt->target);
+			if (imexd_def_copy(&d->adopt->target, target))
 				abort();
 			core_def_sort(&d->adopt->target);
 		}
 		return;
 	}
 	d->adopt = calloc(1, sizeof(*d->adopt));
-	if (!d->adopt || core_def_copy(&d->adopt->target, target))
+	if (!d->adopt || imexd_def_copy(&d->adopt->target, target))
 		abort();
 	core_def_sort(&d->adopt->target);
 	if (core_dom_adopt_blocked(core, d)) {
@@ -569,11 +569,11 @@ void core_dom_start(struct imexd_core *core, const struct imexd_def *kernel,
 				/* Deleted, yet here: finish the delete. */
 				struct imexd_def live;
 
-				core_def_copy(&live, k);
+				imexd_def_copy(&live, k);
 				d->kind = DOM_LIVE;
 				d->in_kernel = true;
 				core_dom_set_def(core, d, &live);
-				core_def_free(&live);
+				imexd_def_free(&live);
 				core_adopt(core, d, s);
 			}
 			continue;

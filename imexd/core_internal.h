@@ -298,12 +298,9 @@ void core_request_done(struct imexd_core *core, uint64_t req_id, int error,
 	__attribute__((format(printf, 4, 5)));
 void core_msg_init(const struct imexd_core *core, struct imexd_msg *msg,
 		   uint8_t type, const uint8_t domain_uuid[16]);
-void core_msg_release(struct imexd_msg *msg);
 const char *core_msg_name(uint8_t type);
 
 /* ---- core_def.c ---- */
-void core_def_free(struct imexd_def *def);
-int core_def_copy(struct imexd_def *dst, const struct imexd_def *src);
 bool core_def_same(const struct imexd_def *a, const struct imexd_def *b);
 int core_def_member(const struct imexd_def *def, const char *name);
 int core_def_channel(const struct imexd_def *def, uint32_t id);

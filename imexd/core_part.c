@@ -76,7 +76,7 @@ bool core_pc_names(const struct imexd_core *core, const char *name)
 
 static void core_pc_release(struct core_pchange *pc)
 {
-	core_def_free(&pc->newdef);
+	imexd_def_free(&pc->newdef);
 	free(pc->delta);
 	free(pc);
 }
@@ -269,7 +269,7 @@ static void core_pc_prepare(struct imexd_core *core, int p,
 	}
 
 	pc = calloc(1, sizeof(*pc));
-	if (!pc || core_def_copy(&pc->newdef, &nd)) {
+	if (!pc || imexd_def_copy(&pc->newdef, &nd)) {
 		free(pc);
 		core_pc_vote(core, p, id, nd.uuid, ENOMEM,
 			     "imexd on node '%s' is out of memory", self);

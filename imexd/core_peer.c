@@ -172,7 +172,7 @@ void core_send_conn(struct imexd_core *core, uint64_t conn,
 bool core_send_peer(struct imexd_core *core, int p, struct imexd_msg *msg)
 {
 	if (p < 0 || !core->peers[p].conn) {
-		core_msg_release(msg);
+		imexd_msg_free(msg);
 		return false;
 	}
 	core_send_conn(core, core->peers[p].conn, msg);

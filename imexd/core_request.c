@@ -17,7 +17,7 @@ void core_cc_release(struct core_cchange *cc)
 {
 	free(cc->ids);
 	free(cc->members);
-	core_def_free(&cc->newdef);
+	imexd_def_free(&cc->newdef);
 	free(cc->delta);
 	free(cc->targets);
 	free(cc->freebits);
@@ -83,7 +83,7 @@ int core_cc_build(struct imexd_core *core, struct core_cchange *cc,
 	struct imexd_def nd;
 	uint32_t i, n;
 
-	core_def_free(&cc->newdef);
+	imexd_def_free(&cc->newdef);
 	if (cc->cmd != IMEX_CMD_DOMAIN_CREATE) {
 		d = core_dom_find(core, cc->uuid);
 		if (!d || d->kind != DOM_LIVE || !d->in_kernel) {
@@ -91,7 +91,7 @@ int core_cc_build(struct imexd_core *core, struct core_cchange *cc,
 				 cc->name);
 			return ENOENT;
 		}
-		if (core_def_copy(&nd, &d->def))
+		if (imexd_def_copy(&nd, &d->def))
 			return ENOMEM;
 		nd.generation++;
 	} else {
@@ -116,7 +116,7 @@ int core_cc_build(struct imexd_core *core, struct core_cchange *cc,
 		int m = core_def_member(&nd, cc->member);
 
 		if (m < 0) {
-			core_def_free(&nd);
+			imexd_def_free(&nd);
 			snprintf(msg, len, "'%s' is not a member of domain '%s'",
 				 cc->member, cc->name);
 			return ENOENT;
@@ -132,7 +132,7 @@ int core_cc_build(struct imexd_core *core, struct core_cchange *cc,
 				snprintf(msg, len,
 					 "channel %u is not granted to domain '%s'",
 					 cc->delta[i].id, cc->name);
-				core_def_free(&nd);
+				imexd_def_free(&nd);
 				return ENOENT;
 			}
 		}
@@ -156,21 +156,21 @@ int core_cc_build(struct imexd_core *core, struct core_cchange *cc,
 				snprintf(msg, len,
 					 "channel %u is out of range: max_channels is %u",
 					 cc->delta[i].id, core->cfg.max_channels);
-				core_def_free(&nd);
+				imexd_def_free(&nd);
 				return ERANGE;
 			}
 			if (core_def_channel(&nd, cc->delta[i].id) >= 0) {
 				snprintf(msg, len,
 					 "channel %u is already granted to domain '%s'",
 					 cc->delta[i].id, cc->name);
-				core_def_free(&nd);
+				imexd_def_free(&nd);
 				return EEXIST;
 			}
 		}
 		ch = realloc(nd.channels, (nd.nchannels + cc->ndelta + 1) *
 			     sizeof(*ch));
 		if (!ch) {
-			core_def_free(&nd);
+			imexd_def_free(&nd);
 			return ENOMEM;
 		}
 		if (cc->ndelta)
