@@ -31,6 +31,34 @@ static uint64_t core_hash_bytes(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
+static void core_timing_defaults(struct imexd_core_cfg *c)
+{
+	if (!c->heartbeat_ms)
+		c->heartbeat_ms = 1000;
+	if (!c->miss_count)
+		c->miss_count = 3;
+	if (!c->step_timeout_ms)
+		c->step_timeout_ms = 5000;
+	if (!c->lease_ms)
+		c->lease_ms = 15000;
+	if (c->lease_ms > IMEX_LEASE_MAX_MS)
+		c->lease_ms = IMEX_LEASE_MAX_MS;
+}
+
+void imexd_core_set_timing(struct imexd_core *core, uint32_t heartbeat_ms,
+			   uint32_t miss_count, int64_t grace_ms,
+			   uint32_t step_timeout_ms, uint32_t lease_ms)
+{
+	struct imexd_core_cfg *c = &core->cfg;
+
+	c->heartbeat_ms = heartbeat_ms;
+	c->miss_count = miss_count;
+	c->grace_ms = grace_ms;
+	c->step_timeout_ms = step_timeout_ms;
+	c->lease_ms = lease_ms;
+	core_timing_defaults(c);
+}
+
 struct imexd_core *imexd_core_new(const struct imexd_core_cfg *cfg)
 {
 	struct imexd_core *core = calloc(1, sizeof(*core));
@@ -42,16 +70,7 @@ struct imexd_core *imexd_core_new(const struct imexd_core_cfg *cfg)
 	c = &core->cfg;
 	c->node_name[sizeof(c->node_name) - 1] = '\0';
 	/* Zero means "the default" for everything that cannot be zero. */
-	if (!c->heartbeat_ms)
-		c->heartbeat_ms = 1000;
-	if (!c->miss_count)
-		c->miss_count = 3;
-	if (!c->step_timeout_ms)
-		c->step_timeout_ms = 5000;
-	if (!c->lease_ms)
-		c->lease_ms = 15000;
-	if (c->lease_ms > IMEX_LEASE_MAX_MS)
-		c->lease_ms = IMEX_LEASE_MAX_MS;
+	core_timing_defaults(c);
 	if (!c->backoff_min_ms)
 		c->backoff_min_ms = 500;
 	if (!c->backoff_max_ms)

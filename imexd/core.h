@@ -192,6 +192,14 @@ void imexd_core_kernel_done(struct imexd_core *core, uint64_t now,
 			    uint64_t op_id, int error, const char *message);
 /* Call at (or after) imexd_core_next_deadline(). */
 void imexd_core_timer(struct imexd_core *core, uint64_t now);
+/*
+ * SIGHUP: new heartbeat, miss count, grace, step timeout and lease (zero:
+ * the default, as in imexd_core_new).  Each applies from the next time it
+ * is used; deadlines already set keep theirs.
+ */
+void imexd_core_set_timing(struct imexd_core *core, uint32_t heartbeat_ms,
+			   uint32_t miss_count, int64_t grace_ms,
+			   uint32_t step_timeout_ms, uint32_t lease_ms);
 /* SIGTERM: tell peers (LEAVE), stop coordinating; state is kept. */
 void imexd_core_shutdown(struct imexd_core *core, uint64_t now);
 

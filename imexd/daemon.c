@@ -529,6 +529,13 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 			err);
 	else
 		log_info("SIGHUP: configuration %s re-read", d->opts->config_path);
+	if (d->core)
+		imexd_core_set_timing(d->core, d->cfg.heartbeat_interval_ms,
+				      d->cfg.heartbeat_miss_count,
+				      d->cfg.disconnected_grace_s < 0 ? -1 :
+				      d->cfg.disconnected_grace_s * 1000,
+				      d->cfg.change_step_timeout_ms,
+				      d->cfg.change_lease_ms);
 	sd_notify(0, "READY=1");
 	return 0;
 }

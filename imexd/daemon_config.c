@@ -105,8 +105,8 @@ int imexd_daemon_check_config(const struct imexd_config *cfg, char *err,
 static void log_reload(const struct imexd_config *old,
 		       const struct imexd_config *new)
 {
-	/* core.h has no call to change timing in a running core. */
-	const char *timing_note = " (takes effect at the next start of imexd)";
+	/* Timers already running keep their deadlines (imexd_core_set_timing). */
+	const char *timing_note = " (from the next heartbeat or change on)";
 
 	CHANGED("HEARTBEAT_INTERVAL_MS", "%u", heartbeat_interval_ms);
 	CHANGED("HEARTBEAT_MISS_COUNT", "%u", heartbeat_miss_count);
