@@ -1001,6 +1001,21 @@ size_t imexd_net_pending_output(const struct imexd_net *net)
 	return n;
 }
 
+uint16_t imexd_net_listen_port(const struct imexd_net *net)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (net->listen_fd < 0 ||
+	    getsockname(net->listen_fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
 void imexd_net_stop_listening(struct imexd_net *net)
 {
 	net->listen_src = sd_event_source_disable_unref(net->listen_src);

@@ -89,6 +89,10 @@ void imexd_net_close(struct imexd_net *net, uint64_t conn);
 /* Bytes queued on all connections (for a bounded flush at shutdown). */
 size_t imexd_net_pending_output(const struct imexd_net *net);
 
+/* The port the listener is bound to (0 when not listening); lets a
+ * listen_port of 0 pick a free one. */
+uint16_t imexd_net_listen_port(const struct imexd_net *net);
+
 /* Stop accepting connections (shutdown). */
 void imexd_net_stop_listening(struct imexd_net *net);
 

@@ -151,6 +151,31 @@ static struct imexd_net *mknet(struct side *s, uint16_t port,
 	return net;
 }
 
+/* "127.0.0.1:PORT" of @net's listener. */
+static const char *addr_of(struct imexd_net *net, char *buf, size_t len)
+{
+	snprintf(buf, len, "127.0.0.1:%u", imexd_net_listen_port(net));
+	return buf;
+}
+
+/* A port nobody listens on: bound (so nobody else gets it) but not
+ * listening, so a connect is refused.  The caller closes the fd. */
+static int closed_port(uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		perror("closed port");
+		exit(2);
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
 static int raw_connect(uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -198,15 +223,21 @@ static void test_split(void)
 static void test_plain(void)
 {
 	struct side a = { .name = "a" }, b = { .name = "b" };
-	struct imexd_net *na = mknet(&a, 47101, NULL), *nb = mknet(&b, 47102, NULL);
+	struct imexd_net *na = mknet(&a, 0, NULL), *nb = mknet(&b, 0, NULL);
+	uint16_t pb = imexd_net_listen_port(nb), pz;
+	char ab[64], host[80], refused[64];
+	int zfd = closed_port(&pz);
 	uint8_t *f;
 	size_t len;
 	int fds[70], n;
 
-	check(imexd_net_connect(na, "127.0.0.1:47102") == 0, "connect starts");
+	addr_of(nb, ab, sizeof(ab));
+	snprintf(host, sizeof(host), "localhost:%u", pb);
+	snprintf(refused, sizeof(refused), "127.0.0.1:%u", pz);
+	check(pb != 0 && imexd_net_connect(na, ab) == 0, "connect starts");
 	check(run_until(&a.up, 1, 3000) && run_until(&b.up, 1, 3000) &&
 	      a.last_outbound && !b.last_outbound &&
-	      !strcmp(a.last_addr, "127.0.0.1:47102"),
+	      !strcmp(a.last_addr, ab),
 	      "both sides up; outbound addr is the connect string (%s)", a.last_addr);
 	hello(IMEXD_MSG_HELLO, "a", &f, &len);
 	check(imexd_net_send(na, a.last_conn, f, len) == 0, "send HELLO");
@@ -220,17 +251,18 @@ static void test_plain(void)
 	      "HELLO_ACK arrives back");
 
 	/* A look-up through a worker thread. */
-	check(imexd_net_connect(na, "localhost:47102") == 0 &&
+	check(imexd_net_connect(na, host) == 0 &&
 	      run_until(&a.up, 2, 5000), "host name resolved off the loop and connected");
-	check(imexd_net_connect(na, "127.0.0.1:47199") == 0 &&
-	      run_until(&a.failed, 1, 3000) && !strcmp(a.last_addr, "127.0.0.1:47199"),
+	check(imexd_net_connect(na, refused) == 0 &&
+	      run_until(&a.failed, 1, 3000) && !strcmp(a.last_addr, refused),
 	      "refused connect reported as conn_failed");
+	close(zfd);
 	check(imexd_net_connect(na, "no-such-host.invalid:1") == 0 &&
 	      run_until(&a.failed, 2, 10000), "unresolvable host reported as conn_failed");
 	check(imexd_net_connect(na, "bad host") == -EINVAL, "a bad address is refused at once");
 
 	/* A stranger: junk instead of a frame header. */
-	n = raw_connect(47102);
+	n = raw_connect(pb);
 	run_until(&b.up, 3, 3000);
 	if (write(n, "GET / HTTP/1.0\r\n\r\n", 18) != 18)
 		perror("write");
@@ -242,7 +274,7 @@ static void test_plain(void)
 	unsigned before = b.up;
 
 	for (int i = 0; i < 70; i++)
-		fds[i] = raw_connect(47102);
+		fds[i] = raw_connect(pb);
 	run_for(500);
 	n = 0;
 	for (int i = 0; i < 70; i++)
@@ -257,7 +289,7 @@ static void test_plain(void)
 	run_for(300);
 
 	/* A peer that does not read loses its connection. */
-	int slow = raw_connect(47102);
+	int slow = raw_connect(pb);
 	unsigned downs = b.down;
 	uint8_t *big;
 	int r = 0, sends = 0;
@@ -301,14 +333,15 @@ static void test_tls(const char *dir)
 	struct side a = { .name = "a" }, b = { .name = "b" }, r = { .name = "r" };
 	struct imexd_tls *ta = mktls(dir, "a"), *tb = mktls(dir, "b");
 	struct imexd_tls *tr = NULL;
-	struct imexd_net *na = mknet(&a, 47201, ta), *nb = mknet(&b, 47202, tb);
+	struct imexd_net *na = mknet(&a, 0, ta), *nb = mknet(&b, 0, tb);
 	struct imexd_net *nr, *np;
-	char ca[512], cert[512], key[512], err[1024];
+	char ca[512], cert[512], key[512], err[1024], ab[64], ar[64];
 	uint8_t *f;
 	size_t len;
 	int e;
 
-	check(imexd_net_connect(na, "127.0.0.1:47202") == 0 &&
+	addr_of(nb, ab, sizeof(ab));
+	check(imexd_net_connect(na, ab) == 0 &&
 	      run_until(&a.up, 1, 5000) && run_until(&b.up, 1, 5000),
 	      "TLS: both sides up after the mutual handshake");
 	hello(IMEXD_MSG_HELLO, "a", &f, &len);
@@ -323,19 +356,20 @@ static void test_tls(const char *dir)
 	snprintf(key, sizeof(key), "%s/rogue.key", dir);
 	e = imexd_tls_new(&tr, ca, cert, key, err, sizeof(err));
 	check(e == 0, "TLS: rogue context loads (%s)", e ? err : "ok");
-	nr = mknet(&r, 47203, tr);
+	nr = mknet(&r, 0, tr);
+	addr_of(nr, ar, sizeof(ar));
 	unsigned bup = b.up;
 
 	/* TLS 1.3: the client finishes before the server has checked it, so
 	 * the rogue side may see "up" briefly; the server must never. */
-	check(imexd_net_connect(nr, "127.0.0.1:47202") == 0 &&
+	check(imexd_net_connect(nr, ab) == 0 &&
 	      (run_until(&r.failed, 1, 5000) || run_until(&r.down, 1, 5000)),
 	      "TLS: a client with a certificate from another CA is dropped");
 	run_for(300);
 	check(b.up == bup, "TLS: ... and never reaches the server's owner");
 	unsigned afail = a.failed, aup = a.up, rup = r.up;
 
-	check(imexd_net_connect(na, "127.0.0.1:47203") == 0 &&
+	check(imexd_net_connect(na, ar) == 0 &&
 	      run_until(&a.failed, afail + 1, 5000) && a.up == aup,
 	      "TLS: a server with a certificate from another CA is refused (conn_failed)");
 	run_for(300);
@@ -344,8 +378,8 @@ static void test_tls(const char *dir)
 	/* A plain TCP peer talking to a TLS server. */
 	struct side p = { .name = "p" };
 
-	np = mknet(&p, 47204, NULL);
-	check(imexd_net_connect(np, "127.0.0.1:47202") == 0 &&
+	np = mknet(&p, 0, NULL);
+	check(imexd_net_connect(np, ab) == 0 &&
 	      run_until(&p.up, 1, 3000), "plain client connects at the TCP level");
 	hello(IMEXD_MSG_HELLO, "p", &f, &len);
 	imexd_net_send(np, p.last_conn, f, len);
@@ -360,7 +394,7 @@ static void test_tls(const char *dir)
 	check(e == -EAGAIN, "TLS reload within 5 s is throttled");
 	e = imexd_tls_reload(tb, 1000000 + 6000, ca, cert, "/nonexistent", err, sizeof(err));
 	check(e < 0 && strstr(err, "TLS_"), "TLS reload of a bad file keeps the old context (%s)", err);
-	check(imexd_net_connect(na, "127.0.0.1:47202") == 0 &&
+	check(imexd_net_connect(na, ab) == 0 &&
 	      run_until(&a.up, 2, 5000), "TLS: new connections after reloads still verify");
 
 	imexd_net_free(na);
