@@ -30,6 +30,9 @@
  *      IMEX_A_MANAGER_PID: u32, pid of the attached manager (absent if none)
  *      IMEX_A_DOMAIN_COUNT: u32, committed and prepared domains
  *      IMEX_A_GENERATION: u32, bumped on every state change
+ *      IMEX_A_EXPORT_COUNT: u32, live exports on this node
+ *      IMEX_A_IMPORT_COUNT: u32, imports held on this node (revoked ones not
+ *                           yet read included)
  *
  * IMEX_CMD_NODE_SET (admin): any of
  *      IMEX_A_NODE_NAME, IMEX_A_NODE_UUID,
@@ -143,6 +146,46 @@
  *      IMEX_A_MEMBER_ENTRY_NAME + IMEX_A_MEMBER_STATE + IMEX_A_MEMBER_VIEW
  *      (members not named keep their state).
  *
+ * Export and import (the data path a channel guards; see "Channel fd
+ * ioctls" below for the process side):
+ *
+ * IMEX_CMD_IMPORT_NOTIFY: sent by the kernel on the "manager" group when a
+ *      process asks for a remote import (the handle names another node):
+ *      IMEX_A_IMPORT_ID.
+ * IMEX_CMD_IMPORT_ACCEPT (manager): no attributes -> the oldest remote
+ *      import not yet accepted: IMEX_A_IMPORT_ID (u64), IMEX_A_HANDLE_NODE,
+ *      IMEX_A_HANDLE_ID, and the importer's IMEX_A_DOMAIN_UUID and
+ *      IMEX_A_CHANNEL_ID.  ENOENT when none is waiting.
+ * IMEX_CMD_IMPORT_DONE (manager): IMEX_A_IMPORT_ID, IMEX_A_REQ_STATUS (u32
+ *      errno, 0 for success), IMEX_A_DESC on success, optional
+ *      IMEX_A_REQ_MESSAGE.  ENOENT when the importer no longer waits (it was
+ *      interrupted or timed out): nothing to undo.
+ * IMEX_CMD_IMPORT_CHECK (manager): on the exporting node, on behalf of a
+ *      peer: IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID + IMEX_A_CHANNEL_ID (the
+ *      importer's), IMEX_A_MEMBER_NAME (the importing node)
+ *   -> IMEX_A_DESC.  ENOENT: no such export; EPERM: the export belongs to
+ *      another domain or channel.  A successful check marks the export as
+ *      imported remotely, so its end is queued for the manager.
+ * IMEX_CMD_EXPORT_DEL: sent by the kernel on the "manager" group when an
+ *      export that a remote node imported goes away (unexport, close of its
+ *      fd, revocation of its channel): no attributes; the records wait in a
+ *      queue of at most IMEX_EXPORTS_MAX entries.
+ * IMEX_CMD_EXPORT_DEL_ACCEPT (manager): no attributes -> the oldest queued
+ *      record: IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID, IMEX_A_CHANNEL_ID.
+ *      ENOENT when none.  The queue is emptied when the manager detaches: a
+ *      new daemon instance makes its peers drop every import of this node's
+ *      exports anyway.
+ * IMEX_CMD_IMPORT_REVOKE (manager): on an importing node: IMEX_A_HANDLE_NODE,
+ *      optional IMEX_A_HANDLE_ID (absent: every export of that node),
+ *      optional IMEX_A_DOMAIN_UUID (only imports through that domain's
+ *      channels), IMEX_A_REVOKE_REASON (u32 enum imex_revoke_reason)
+ *   -> IMEX_A_IMPORT_COUNT: imports revoked.  Pending remote imports from
+ *      that node fail with EHOSTUNREACH when IMEX_A_HANDLE_ID is absent.
+ *
+ * When the manager detaches, pending remote imports fail with ENOTCONN and
+ * every import of another node's export is revoked
+ * (IMEX_REVOKE_DAEMON_LOST): nothing would tell this node of their end.
+ *
  * Notifications on the "events" group (anyone may listen) for every change:
  *      IMEX_CMD_NODE_SET, IMEX_CMD_DOMAIN_NEW, IMEX_CMD_DOMAIN_DEL,
  *      IMEX_CMD_DOMAIN_SET_STATUS (domain summary attributes),
@@ -187,6 +230,14 @@
 #define IMEX_CHANGE_HISTORY	64
 #define IMEX_CHANNELS_PER_MSG	4096	/* entries in one IMEX_A_CHANNELS */
 #define IMEX_CHANNEL_IDS_MAX	16000	/* ids in one IMEX_A_CHANNEL_IDS */
+#define IMEX_DESC_MAX		256	/* bytes in an export's descriptor */
+#define IMEX_EXPORTS_PER_FD	1024
+#define IMEX_IMPORTS_PER_FD	4096	/* revoked ones not yet read included */
+#define IMEX_EXPORTS_MAX	65536	/* per node, and queued ends */
+#define IMEX_IMPORTS_MAX	65536	/* per node */
+#define IMEX_IMPORTS_PENDING_MAX 256	/* remote imports waiting, per node */
+#define IMEX_IMPORT_TIMEOUT_MS	10000	/* default wait for a remote import */
+#define IMEX_IMPORT_TIMEOUT_MAX_MS 120000
 
 enum imex_cmd {
 	IMEX_CMD_UNSPEC,
@@ -214,6 +265,13 @@ enum imex_cmd {
 	IMEX_CMD_CHANGE_COMMIT,
 	IMEX_CMD_CHANGE_ABORT,
 	IMEX_CMD_CHANGE_GET,
+	IMEX_CMD_IMPORT_NOTIFY,		/* notification, manager group */
+	IMEX_CMD_IMPORT_ACCEPT,
+	IMEX_CMD_IMPORT_DONE,
+	IMEX_CMD_IMPORT_CHECK,
+	IMEX_CMD_EXPORT_DEL,		/* notification, manager group */
+	IMEX_CMD_EXPORT_DEL_ACCEPT,
+	IMEX_CMD_IMPORT_REVOKE,
 
 	__IMEX_CMD_MAX
 };
@@ -255,6 +313,13 @@ enum imex_attr {
 	IMEX_A_CHANGE_LEASE_MS,		/* u32 */
 	IMEX_A_CHANNEL_IDS,		/* binary, u32 array */
 	IMEX_A_PAD,
+	IMEX_A_IMPORT_ID,		/* u64 */
+	IMEX_A_HANDLE_NODE,		/* binary, 16: exporting node's UUID */
+	IMEX_A_HANDLE_ID,		/* u64 */
+	IMEX_A_DESC,			/* binary, 1..IMEX_DESC_MAX */
+	IMEX_A_REVOKE_REASON,		/* u32, enum imex_revoke_reason */
+	IMEX_A_IMPORT_COUNT,		/* u32 */
+	IMEX_A_EXPORT_COUNT,		/* u32 */
 
 	__IMEX_A_MAX
 };
@@ -320,7 +385,41 @@ enum imex_change_op {
 	__IMEX_CHANGE_OP_MAX
 };
 
-/* Channel fd ioctls. */
+/* Why an import ended, as IMEX_IOC_REVOKED reports it. */
+enum imex_revoke_reason {
+	IMEX_REVOKE_UNEXPORTED,		/* the exporter unexported or closed */
+	IMEX_REVOKE_NODE_LOST,		/* exporting node lost past its grace */
+	IMEX_REVOKE_NODE_RESTARTED,	/* exporting node's imexd restarted */
+	IMEX_REVOKE_CHANNEL_GONE,	/* a channel or domain went away */
+	IMEX_REVOKE_DAEMON_LOST,	/* this node's imexd went away */
+
+	__IMEX_REVOKE_REASON_MAX
+};
+
+/*
+ * Channel fd ioctls.
+ *
+ * IMEX_IOC_EXPORT registers an opaque descriptor (what a GPU driver would
+ * hand over) under the fd's channel and returns a fabric handle: this node's
+ * UUID and an id never reused while the module is loaded.  The export lives
+ * until IMEX_IOC_UNEXPORT, the close of the fd, or the channel's revocation.
+ *
+ * IMEX_IOC_IMPORT returns the descriptor of a handle if, and only if, the
+ * export was made through the same domain and channel as the importing fd.
+ * A handle of this node is decided here; another node's goes through imexd
+ * to that node's kernel, sleeping interruptibly for at most timeout_ms.
+ * Errors: EPERM (another domain or channel), ENOENT (no such export),
+ * EHOSTUNREACH (the exporting node is not connected, or not a member),
+ * ESRCH (no imexd on this node), ENOTCONN (imexd left during the import),
+ * ETIMEDOUT, EINTR (a signal; nothing stays behind), ENOBUFS (a bound of
+ * this header reached).  Importing a handle the fd already holds returns
+ * the descriptor again and holds it once.
+ *
+ * An import ends with IMEX_IOC_UNIMPORT or the close of the fd, or is
+ * revoked (enum imex_revoke_reason).  Revoked imports wait on the fd until
+ * IMEX_IOC_REVOKED reads them; while any waits, poll() reports EPOLLPRI.
+ * Revocation of the channel itself reports EPOLLERR | EPOLLHUP | EPOLLPRI.
+ */
 #define IMEX_IOC_MAGIC		0xE6
 
 struct imex_channel_info {
@@ -335,5 +434,44 @@ struct imex_channel_info {
 };
 
 #define IMEX_IOC_CHANNEL_INFO	_IOR(IMEX_IOC_MAGIC, 0x01, struct imex_channel_info)
+
+struct imex_handle {
+	__u8	node_uuid[IMEX_UUID_LEN];
+	__u64	id;
+};
+
+struct imex_export_arg {
+	struct imex_handle handle;	/* out */
+	__u32	desc_len;		/* in: 1..IMEX_DESC_MAX */
+	__u32	flags;			/* in: zero */
+	__u8	desc[IMEX_DESC_MAX];	/* in */
+};
+
+struct imex_import_arg {
+	struct imex_handle handle;	/* in */
+	__u32	timeout_ms;		/* in: 0 for IMEX_IMPORT_TIMEOUT_MS */
+	__u32	flags;			/* in: zero */
+	__u32	desc_len;		/* out */
+	__u32	reserved;		/* zero */
+	__u8	desc[IMEX_DESC_MAX];	/* out */
+};
+
+struct imex_revoked_entry {
+	struct imex_handle handle;
+	__u32	reason;			/* enum imex_revoke_reason */
+	__u32	reserved;
+};
+
+struct imex_revoked_arg {
+	__u64	entries;	/* in: user pointer to struct imex_revoked_entry[] */
+	__u32	count;		/* in: room for entries; out: entries written */
+	__u32	pending;	/* out: revoked imports still waiting */
+};
+
+#define IMEX_IOC_EXPORT		_IOWR(IMEX_IOC_MAGIC, 0x02, struct imex_export_arg)
+#define IMEX_IOC_UNEXPORT	_IOW(IMEX_IOC_MAGIC, 0x03, struct imex_handle)
+#define IMEX_IOC_IMPORT		_IOWR(IMEX_IOC_MAGIC, 0x04, struct imex_import_arg)
+#define IMEX_IOC_UNIMPORT	_IOW(IMEX_IOC_MAGIC, 0x05, struct imex_handle)
+#define IMEX_IOC_REVOKED	_IOWR(IMEX_IOC_MAGIC, 0x06, struct imex_revoked_arg)
 
 #endif /* _UAPI_LINUX_IMEX_H */
