@@ -109,6 +109,7 @@ void imexd_core_free(struct imexd_core *core)
 	core_pc_free_all(core);
 	core_dom_free_all(core);
 	core_peer_free_all(core);
+	core_imp_free_all(core);
 	free(core->kops);
 	for (i = 0; i < core->nreqs; i++) {
 		free(core->reqs[i].req.members);
@@ -194,6 +195,9 @@ const char *core_msg_name(uint8_t type)
 		[IMEXD_MSG_OUTCOME] = "OUTCOME",
 		[IMEXD_MSG_SYNC] = "SYNC",
 		[IMEXD_MSG_LEAVE] = "LEAVE",
+		[IMEXD_MSG_IMPORT_REQ] = "IMPORT_REQ",
+		[IMEXD_MSG_IMPORT_RESP] = "IMPORT_RESP",
+		[IMEXD_MSG_EXPORT_REVOKE] = "EXPORT_REVOKE",
 	};
 
 	return type <= IMEXD_MSG_TYPE_MAX && names[type] ? names[type] : "?";
@@ -625,6 +629,34 @@ void imexd_core_kernel_done(struct imexd_core *core, uint64_t now,
 	core_after(core);
 }
 
+void imexd_core_import(struct imexd_core *core, uint64_t now,
+		       const struct imexd_import *imp)
+{
+	core->now = now;
+	core_imp_kernel(core, imp);
+	core_after(core);
+}
+
+void imexd_core_import_checked(struct imexd_core *core, uint64_t now,
+			       uint64_t op_id, int error, const uint8_t *desc,
+			       uint16_t desc_len)
+{
+	core->now = now;
+	core_imp_checked(core, op_id, error < 0 ? -error : error, desc,
+			 desc_len);
+	core_after(core);
+}
+
+void imexd_core_export_del(struct imexd_core *core, uint64_t now,
+			   uint64_t handle_id, const uint8_t domain_uuid[16],
+			   uint32_t channel_id)
+{
+	(void)channel_id;	/* the handle id names the export */
+	core->now = now;
+	core_imp_export_del(core, handle_id, domain_uuid);
+	core_after(core);
+}
+
 void imexd_core_timer(struct imexd_core *core, uint64_t now)
 {
 	core->now = now;
@@ -634,6 +666,7 @@ void imexd_core_timer(struct imexd_core *core, uint64_t now)
 	core_cc_timer(core);
 	core_pc_timer(core);
 	core_dom_timer(core);
+	core_imp_timer(core);
 	core_req_pump(core);
 	core_after(core);
 }
@@ -645,6 +678,7 @@ void imexd_core_shutdown(struct imexd_core *core, uint64_t now)
 		return;
 	core_log(core, IMEXD_LOG_INFO, "shutting down: telling peers");
 	core_cc_shutdown(core);
+	core_imp_shutdown(core);
 	while (core->nreqs) {
 		struct core_pending_req *pr = &core->reqs[--core->nreqs];
 
@@ -668,6 +702,7 @@ uint64_t imexd_core_next_deadline(const struct imexd_core *core)
 	t = CORE_MIN(t, core_pc_deadline(core));
 	t = CORE_MIN(t, core_dom_deadline(core));
 	t = CORE_MIN(t, core_status_deadline(core));
+	t = CORE_MIN(t, core_imp_deadline(core));
 	if (core->nreqs && core_quarantined(core))
 		t = CORE_MIN(t, core->now < core->quarantine_min ?
 			     core->quarantine_min : core->quarantine_max);

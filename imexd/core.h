@@ -55,6 +55,16 @@
  *    it (FIFO per domain name) instead of failing with EBUSY.
  *  - Kernel status pushes are rate-limited to one per domain per
  *    heartbeat_ms / 50; the latest state always follows.
+ *
+ * Remote imports (core_import.c): a kernel import (imexd_core_import) goes
+ * as one IMPORT_REQ to the member whose HELLO named the handle's node UUID;
+ * its IMPORT_RESP becomes IMPORT_DONE.  An IMPORT_REQ from a member becomes
+ * IMPORT_CHECK, answered with imexd_core_import_checked(), whose result
+ * goes back as IMPORT_RESP.  Ends of exports that peers imported
+ * (imexd_core_export_del) go out as EXPORT_REVOKE to the domain's members
+ * (held for a member that is away, until it is back or lost); the importer
+ * turns them, a member's loss past its grace and a member's new instance
+ * into IMPORT_REVOKE.
  */
 #ifndef IMEXD_CORE_H
 #define IMEXD_CORE_H
@@ -117,8 +127,15 @@ enum imexd_action_type {
 	IMEXD_ACT_REQUEST_DONE,		/* req_id, error, text */
 	IMEXD_ACT_STORE_DEF,		/* def: persist (atomically) */
 	IMEXD_ACT_STORE_REMOVE,		/* def.uuid: forget */
-	IMEXD_ACT_PEER_RESTARTED,	/* peer: a new instance; drop its imports */
+	IMEXD_ACT_PEER_RESTARTED,	/* peer: a new instance (a log line) */
 	IMEXD_ACT_LOG,			/* level, text */
+	IMEXD_ACT_IMPORT_DONE,		/* import_id, error, desc (error 0),
+					 * text */
+	IMEXD_ACT_IMPORT_CHECK,		/* op_id, handle_id, domain_uuid,
+					 * channel_id, peer (the importer);
+					 * answer: imexd_core_import_checked */
+	IMEXD_ACT_IMPORT_REVOKE,	/* node_uuid, handle_id if has_handle,
+					 * domain_uuid if has_domain, reason */
 };
 
 enum imexd_log_level { IMEXD_LOG_ERR = 3, IMEXD_LOG_WARN = 4,
@@ -157,6 +174,26 @@ struct imexd_action {
 	char text[512];			/* message or log line */
 	int level;
 	char peer[IMEX_NAME_MAX];
+	/* imports */
+	uint64_t import_id;
+	uint64_t handle_id;
+	bool has_handle;
+	bool has_domain;
+	uint8_t node_uuid[16];
+	uint8_t domain_uuid[16];
+	uint32_t channel_id;
+	uint8_t reason;			/* enum imex_revoke_reason */
+	uint16_t desc_len;
+	uint8_t desc[IMEX_DESC_MAX];
+};
+
+/* A remote import, as accepted from the kernel (IMEX_CMD_IMPORT_ACCEPT). */
+struct imexd_import {
+	uint64_t import_id;
+	uint8_t handle_node[16];
+	uint64_t handle_id;
+	uint8_t domain_uuid[16];	/* the importer's channel */
+	uint32_t channel_id;
 };
 
 struct imexd_core *imexd_core_new(const struct imexd_core_cfg *cfg);
@@ -190,6 +227,17 @@ void imexd_core_request(struct imexd_core *core, uint64_t now,
 			const struct imexd_request *req);
 void imexd_core_kernel_done(struct imexd_core *core, uint64_t now,
 			    uint64_t op_id, int error, const char *message);
+/* @imp stays the caller's. */
+void imexd_core_import(struct imexd_core *core, uint64_t now,
+		       const struct imexd_import *imp);
+/* The kernel's IMPORT_CHECK answer: @error (positive errno or 0), @desc. */
+void imexd_core_import_checked(struct imexd_core *core, uint64_t now,
+			       uint64_t op_id, int error, const uint8_t *desc,
+			       uint16_t desc_len);
+/* An export that peers imported ended (IMEX_CMD_EXPORT_DEL_ACCEPT). */
+void imexd_core_export_del(struct imexd_core *core, uint64_t now,
+			   uint64_t handle_id, const uint8_t domain_uuid[16],
+			   uint32_t channel_id);
 /* Call at (or after) imexd_core_next_deadline(). */
 void imexd_core_timer(struct imexd_core *core, uint64_t now);
 /*

@@ -30,6 +30,8 @@ void core_peer_set_state(struct imexd_core *core, int p, uint8_t state)
 	pe->state = state;
 	pe->state_since = core->now;
 	core->view_dirty = true;
+	if (state == IMEX_MEMBER_DISCONNECTED)
+		core_imp_peer_lost(core, p);
 	core_dom_peer_changed(core, p);
 	core_cc_peer_event(core, p);
 }

@@ -16,6 +16,8 @@
  *   core_change.c  the coordinator running a two-phase change
  *   core_part.c    the participant: PREPARE/COMMIT/ABORT, in-doubt outcome
  *                  queries
+ *   core_import.c  remote imports, checks for peers, export ends and
+ *                  revocations
  *
  * Nothing here reads a clock or does I/O: "now" always comes from the caller
  * of the public entry points.  Everything is kept in arrays iterated in
@@ -221,6 +223,32 @@ struct core_outcome {
 	uint8_t outcome;
 };
 
+/* ---- imports (core_import.c) ---- */
+
+#define CORE_CHECKS_MAX		4096	/* IMPORT_CHECKs in the kernel */
+#define CORE_REVOKES_MAX	4096	/* EXPORT_REVOKEs held for absent peers */
+
+struct core_import {			/* IMPORT_REQ sent, no IMPORT_RESP yet */
+	uint64_t import_id;		/* also the tag on the wire */
+	int peer;
+	uint64_t conn;
+	uint64_t deadline;
+};
+
+struct core_check {			/* IMPORT_CHECK for a peer's IMPORT_REQ */
+	uint64_t op_id;
+	int peer;
+	uint64_t conn;
+	uint64_t tag;
+	uint8_t domain_uuid[16];
+};
+
+struct core_revoke {			/* EXPORT_REVOKE for a peer away now */
+	int peer;
+	uint8_t domain_uuid[16];
+	uint64_t handle_id;
+};
+
 struct core_pending_req {
 	struct imexd_request req;	/* deep copy */
 	uint64_t arrived;
@@ -268,6 +296,14 @@ struct imexd_core {
 	size_t noutcomes, outcome_pos;
 	uint64_t logonce[CORE_LOGONCE];
 	size_t nlogonce, logonce_pos;
+
+	/* imports */
+	struct core_import *imps;
+	size_t nimps, imps_cap;
+	struct core_check *checks;
+	size_t nchecks, checks_cap;
+	struct core_revoke *revokes;
+	size_t nrevokes, revokes_cap;
 };
 
 /* ---- core.c ---- */
@@ -434,5 +470,22 @@ bool core_pc_names(const struct imexd_core *core, const char *name);
 void core_pc_evicting(struct imexd_core *core, const uint8_t uuid[16],
 		      const char *evicted);
 void core_pc_peer_heard(struct imexd_core *core, int p);
+
+/* ---- core_import.c ---- */
+void core_imp_kernel(struct imexd_core *core, const struct imexd_import *imp);
+void core_imp_checked(struct imexd_core *core, uint64_t op_id, int error,
+		      const uint8_t *desc, uint16_t desc_len);
+void core_imp_export_del(struct imexd_core *core, uint64_t handle_id,
+			 const uint8_t domain_uuid[16]);
+void core_imp_msg(struct imexd_core *core, int p, const struct imexd_msg *msg);
+void core_imp_conn_lost(struct imexd_core *core, int p, uint64_t conn);
+void core_imp_peer_bound(struct imexd_core *core, int p);
+void core_imp_peer_lost(struct imexd_core *core, int p);
+void core_imp_peer_restarted(struct imexd_core *core, int p,
+			     const uint8_t old_uuid[16]);
+void core_imp_timer(struct imexd_core *core);
+uint64_t core_imp_deadline(const struct imexd_core *core);
+void core_imp_shutdown(struct imexd_core *core);
+void core_imp_free_all(struct imexd_core *core);
 
 #endif /* IMEXD_CORE_INTERNAL_H */

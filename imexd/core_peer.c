@@ -233,6 +233,7 @@ static void core_conn_drop(struct imexd_core *core, struct core_conn *c,
 		core_act(core, IMEXD_ACT_CLOSE)->conn = c->id;
 	if (p >= 0 && core->peers[p].conn == c->id) {
 		core->peers[p].conn = 0;
+		core_imp_conn_lost(core, p, c->id);
 		/* What it saw is news only while we hear from it. */
 		core_peer_forget_view(core, p);
 		if (core->peers[p].state == IMEX_MEMBER_CONNECTED)
@@ -446,6 +447,7 @@ static void core_hello(struct imexd_core *core, struct core_conn *c,
 			 (unsigned long long)msg->sender_epoch);
 		snprintf(core_act(core, IMEXD_ACT_PEER_RESTARTED)->peer,
 			 IMEX_NAME_MAX, "%s", name);
+		core_imp_peer_restarted(core, p, pe->uuid);
 		if (pe->conn) {
 			old = core_conn_find(core, pe->conn);
 			if (old)
@@ -490,6 +492,7 @@ static void core_hello(struct imexd_core *core, struct core_conn *c,
 	else
 		core_cc_peer_event(core, p);
 	core_dom_sync_peer(core, p);
+	core_imp_peer_bound(core, p);
 }
 
 /* Answer QUERY_FREE: node-level, since the domain may not exist here yet. */
@@ -569,6 +572,11 @@ void core_peer_msg(struct imexd_core *core, uint64_t conn,
 		break;
 	case IMEXD_MSG_SYNC:
 		core_dom_msg_sync(core, p, msg);
+		break;
+	case IMEXD_MSG_IMPORT_REQ:
+	case IMEXD_MSG_IMPORT_RESP:
+	case IMEXD_MSG_EXPORT_REVOKE:
+		core_imp_msg(core, p, msg);
 		break;
 	default:
 		core_log_once(core, "bad-type", who, msg->sender_epoch,

@@ -56,6 +56,7 @@ struct daemon {
 	sd_event_source *timer;
 	sd_event_source *notify_src;
 	sd_event_source *more;		/* drain() continues here */
+	sd_event_source *accept_more;	/* accept_imports() continues here */
 	sd_event_source *stop_timer;
 	bool draining;
 	bool stopping;
@@ -236,6 +237,67 @@ static void do_kernel(struct daemon *d, const struct imexd_action *a)
 			       r < 0 ? msg : NULL);
 }
 
+static const char *revoke_reason_name(uint8_t reason)
+{
+	switch (reason) {
+	case IMEX_REVOKE_UNEXPORTED:	return "unexported";
+	case IMEX_REVOKE_NODE_LOST:	return "node lost";
+	case IMEX_REVOKE_NODE_RESTARTED: return "node restarted";
+	case IMEX_REVOKE_CHANNEL_GONE:	return "channel gone";
+	case IMEX_REVOKE_DAEMON_LOST:	return "imexd lost";
+	default:			return "unknown reason";
+	}
+}
+
+static void do_import(struct daemon *d, const struct imexd_action *a)
+{
+	uint8_t desc[IMEX_DESC_MAX];
+	uint16_t desc_len = 0;
+	char msg[512] = "", u[37];
+	uint32_t count = 0;
+	int r;
+
+	switch (a->type) {
+	case IMEXD_ACT_IMPORT_DONE:
+		r = imexd_kernel_import_done(d->kernel, a->import_id, a->error,
+					     a->desc, a->desc_len, a->text, msg,
+					     sizeof(msg));
+		/* ENOENT: the importer gave up (signal, timeout); nothing to undo. */
+		if (r == -ENOENT)
+			log_debug("import %" PRIu64 " no longer waits", a->import_id);
+		else if (r < 0)
+			log_warn("cannot complete import %" PRIu64 ": %s",
+				 a->import_id, msg);
+		break;
+	case IMEXD_ACT_IMPORT_CHECK:
+		r = imexd_kernel_import_check(d->kernel, a->handle_id,
+					      a->domain_uuid, a->channel_id,
+					      a->peer, desc, &desc_len, msg,
+					      sizeof(msg));
+		if (r < 0 && r != -ENOENT && r != -EPERM)
+			log_warn("cannot check the import of handle %" PRIu64 " for node '%s': %s",
+				 a->handle_id, a->peer, msg);
+		imexd_core_import_checked(d->core, now_ms(), a->op_id, -r,
+					  desc, desc_len);
+		break;
+	case IMEXD_ACT_IMPORT_REVOKE:
+		r = imexd_kernel_import_revoke(d->kernel, a->node_uuid,
+					       a->has_handle ? &a->handle_id : NULL,
+					       a->has_domain ? a->domain_uuid : NULL,
+					       a->reason, &count, msg, sizeof(msg));
+		imexd_uuid_str(a->node_uuid, u);
+		if (r < 0)
+			log_warn("cannot revoke imports of node %s (%s): %s",
+				 u, revoke_reason_name(a->reason), msg);
+		else if (count)
+			log_info("revoked %u import(s) of node %s's exports: %s",
+				 count, u, revoke_reason_name(a->reason));
+		break;
+	default:
+		break;
+	}
+}
+
 /*
  * Tests only: IMEXD_TEST_FAULT=kill-before-commit makes this daemon die as
  * by kill -9 the moment it would first commit anything (send COMMIT or
@@ -323,6 +385,11 @@ static void do_action(struct daemon *d, const struct imexd_action *a)
 		break;
 	case IMEXD_ACT_LOG:
 		imexd_log(a->level, "%s", a->text);
+		break;
+	case IMEXD_ACT_IMPORT_DONE:
+	case IMEXD_ACT_IMPORT_CHECK:
+	case IMEXD_ACT_IMPORT_REVOKE:
+		do_import(d, a);
 		break;
 	}
 }
@@ -455,6 +522,62 @@ static void accept_requests(struct daemon *d)
 	}
 }
 
+/*
+ * Remote imports and ends of exports: take what waits, in bounded batches
+ * (a full queue of ends is IMEX_EXPORTS_MAX records); true if more may wait.
+ */
+#define ACCEPT_BATCH	1024
+
+static bool accept_imports(struct daemon *d)
+{
+	char msg[512];
+	int i, r;
+
+	for (i = 0; i < ACCEPT_BATCH; i++) {
+		struct imexd_import imp;
+
+		r = imexd_kernel_import_accept(d->kernel, &imp, msg, sizeof(msg));
+		if (r == -ENOENT)
+			break;
+		if (r < 0) {
+			log_err("cannot take imports from the imex module: %s", msg);
+			break;
+		}
+		imexd_core_import(d->core, now_ms(), &imp);
+		drain(d);
+	}
+	if (i == ACCEPT_BATCH)
+		return true;
+	for (i = 0; i < ACCEPT_BATCH; i++) {
+		uint8_t dom[16];
+		uint64_t handle;
+		uint32_t chan;
+
+		r = imexd_kernel_export_del_accept(d->kernel, &handle, dom, &chan,
+						   msg, sizeof(msg));
+		if (r == -ENOENT)
+			break;
+		if (r < 0) {
+			log_err("cannot take the ends of exports from the imex module: %s",
+				msg);
+			break;
+		}
+		imexd_core_export_del(d->core, now_ms(), handle, dom, chan);
+		drain(d);
+	}
+	return i == ACCEPT_BATCH;
+}
+
+static int on_accept_more(sd_event_source *s, void *ud)
+{
+	struct daemon *d = ud;
+
+	(void)s;
+	if (!d->stopping && accept_imports(d))
+		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
+	return 0;
+}
+
 static int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct daemon *d = ud;
@@ -462,9 +585,14 @@ static int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud)
 	(void)s;
 	(void)fd;
 	(void)revents;
+	/* Content aside: lost multicasts (an overrun) are covered by draining
+	 * every queue until it is empty. */
 	imexd_kernel_notify_drain(d->kernel);
-	if (!d->stopping)
-		accept_requests(d);
+	if (d->stopping)
+		return 0;
+	accept_requests(d);
+	if (accept_imports(d))
+		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
 	return 0;
 }
 
@@ -782,6 +910,8 @@ static int start(struct daemon *d)
 	}
 	/* Requests queued before we attached, or while we started. */
 	accept_requests(d);
+	if (accept_imports(d))
+		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
 	return 0;
 }
 
@@ -800,6 +930,7 @@ static void stop(struct daemon *d)
 	imexd_store_close(d->store);
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->more);
+	sd_event_source_disable_unref(d->accept_more);
 	sd_event_source_disable_unref(d->stop_timer);
 	free(d->doms);
 }
@@ -833,6 +964,10 @@ static int setup_loop(struct daemon *d)
 		r = sd_event_add_defer(d->ev, &d->more, on_more, d);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d->more, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_defer(d->ev, &d->accept_more, on_accept_more, d);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->accept_more, SD_EVENT_OFF);
 	if (r < 0)
 		return fail("cannot create timers: %s", strerror(-r));
 	return 0;

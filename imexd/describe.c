@@ -40,6 +40,9 @@ const char *imexd_action_name(enum imexd_action_type t)
 	case IMEXD_ACT_STORE_REMOVE:	return "STORE_REMOVE";
 	case IMEXD_ACT_PEER_RESTARTED:	return "PEER_RESTARTED";
 	case IMEXD_ACT_LOG:		return "LOG";
+	case IMEXD_ACT_IMPORT_DONE:	return "IMPORT_DONE";
+	case IMEXD_ACT_IMPORT_CHECK:	return "IMPORT_CHECK";
+	case IMEXD_ACT_IMPORT_REVOKE:	return "IMPORT_REVOKE";
 	}
 	return "?";
 }
@@ -96,6 +99,21 @@ void imexd_log_action(const struct imexd_action *a)
 		log_debug("action PEER_RESTARTED %s", a->peer);
 		break;
 	case IMEXD_ACT_LOG:
+		break;
+	case IMEXD_ACT_IMPORT_DONE:
+		log_debug("action IMPORT_DONE import %" PRIu64 " error %d%s%s",
+			  a->import_id, a->error, a->text[0] ? ": " : "", a->text);
+		break;
+	case IMEXD_ACT_IMPORT_CHECK:
+		log_debug("action IMPORT_CHECK op %" PRIu64 " handle %" PRIu64
+			  " channel %u for node %s", a->op_id, a->handle_id,
+			  a->channel_id, a->peer);
+		break;
+	case IMEXD_ACT_IMPORT_REVOKE:
+		imexd_uuid_str(a->node_uuid, u);
+		log_debug("action IMPORT_REVOKE node %s handle %s%" PRIu64 " reason %u",
+			  u, a->has_handle ? "" : "(all) ",
+			  a->has_handle ? a->handle_id : 0, a->reason);
 		break;
 	}
 }

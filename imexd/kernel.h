@@ -103,6 +103,33 @@ int imexd_kernel_req_done(struct imexd_kernel *k, uint64_t req_id, int error,
 			  const struct imexd_channel *chans, uint32_t nchans,
 			  char *msg, size_t msglen);
 
+/*
+ * Remote imports (kernel_import.c).  The ACCEPT calls return -ENOENT when
+ * nothing waits.  IMPORT_DONE returns -ENOENT when the importer no longer
+ * waits.  IMPORT_CHECK fills @desc (IMEX_DESC_MAX bytes) and *@desc_len.
+ */
+int imexd_kernel_import_accept(struct imexd_kernel *k, struct imexd_import *imp,
+			       char *msg, size_t msglen);
+int imexd_kernel_import_done(struct imexd_kernel *k, uint64_t import_id,
+			     int error, const uint8_t *desc, uint16_t desc_len,
+			     const char *text, char *msg, size_t msglen);
+int imexd_kernel_import_check(struct imexd_kernel *k, uint64_t handle_id,
+			      const uint8_t domain_uuid[16],
+			      uint32_t channel_id, const char *member,
+			      uint8_t desc[IMEX_DESC_MAX], uint16_t *desc_len,
+			      char *msg, size_t msglen);
+int imexd_kernel_export_del_accept(struct imexd_kernel *k,
+				   uint64_t *handle_id,
+				   uint8_t domain_uuid[16],
+				   uint32_t *channel_id, char *msg,
+				   size_t msglen);
+/* @handle_id, @domain_uuid: NULL for all; *@count: imports revoked. */
+int imexd_kernel_import_revoke(struct imexd_kernel *k,
+			       const uint8_t node_uuid[16],
+			       const uint64_t *handle_id,
+			       const uint8_t *domain_uuid, uint8_t reason,
+			       uint32_t *count, char *msg, size_t msglen);
+
 /* Names for the log. */
 const char *imexd_kernel_cmd_name(uint32_t cmd);
 const char *imexd_kernel_op_name(uint8_t op);

@@ -245,6 +245,30 @@ static int check_msg_def(const struct imexd_msg *m, const struct imexd_def *d,
 	return check_def_body(d, why);
 }
 
+/* IMPORT_REQ, IMPORT_RESP, EXPORT_REVOKE: about one domain's channel. */
+static int check_import(const struct imexd_msg *m, const char **why)
+{
+	uint16_t n = m->u.import_resp.desc_len;
+
+	if (!memcmp(m->domain_uuid, zero_uuid, sizeof(zero_uuid)))
+		return bad(why, -EBADMSG, "import message without a domain UUID");
+	switch (m->type) {
+	case IMEXD_MSG_IMPORT_REQ:
+		if (m->u.import_req.channel_id >= IMEX_CHANNELS_MAX)
+			return bad(why, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX");
+		return 0;
+	case IMEXD_MSG_IMPORT_RESP:
+		if (n > IMEX_DESC_MAX)
+			return bad(why, -E2BIG, "descriptor longer than IMEX_DESC_MAX");
+		if (!m->u.import_resp.status && !n)
+			return bad(why, -EBADMSG, "success without a descriptor");
+		if (m->u.import_resp.status && n)
+			return bad(why, -EBADMSG, "a descriptor with an error");
+		return check_err(m->u.import_resp.status, why);
+	}
+	return 0;
+}
+
 static int check_msg(const struct imexd_msg *m, const char **why)
 {
 	const char *p;
@@ -290,6 +314,10 @@ static int check_msg(const struct imexd_msg *m, const char **why)
 		if (m->u.leave.reason != IMEXD_LEAVE_SHUTDOWN)
 			return bad(why, -EBADMSG, "leave reason out of range");
 		return 0;
+	case IMEXD_MSG_IMPORT_REQ:
+	case IMEXD_MSG_IMPORT_RESP:
+	case IMEXD_MSG_EXPORT_REVOKE:
+		return check_import(m, why);
 	}
 	return bad(why, -EPROTO, "unknown message type");
 }
@@ -455,6 +483,20 @@ static void wr_body(struct wr *w, const struct imexd_msg *m)
 		break;
 	case IMEXD_MSG_LEAVE:
 		wr_u8(w, m->u.leave.reason);
+		break;
+	case IMEXD_MSG_IMPORT_REQ:
+		wr_u64(w, m->u.import_req.tag);
+		wr_u64(w, m->u.import_req.handle_id);
+		wr_u32(w, m->u.import_req.channel_id);
+		break;
+	case IMEXD_MSG_IMPORT_RESP:
+		wr_u64(w, m->u.import_resp.tag);
+		wr_u32(w, (uint32_t)m->u.import_resp.status);
+		wr_u16(w, m->u.import_resp.desc_len);
+		wr_bytes(w, m->u.import_resp.desc, m->u.import_resp.desc_len);
+		break;
+	case IMEXD_MSG_EXPORT_REVOKE:
+		wr_u64(w, m->u.export_revoke.handle_id);
 		break;
 	}
 }
@@ -716,6 +758,20 @@ static void rd_free_bits(struct rd *r, struct imexd_msg *m)
 	rd_bytes(r, m->u.free.bits, bytes);
 }
 
+static void rd_import_resp(struct rd *r, struct imexd_msg *m)
+{
+	m->u.import_resp.tag = rd_u64(r);
+	m->u.import_resp.status = (int32_t)rd_u32(r);
+	m->u.import_resp.desc_len = rd_u16(r);
+	if (r->err)
+		return;
+	if (m->u.import_resp.desc_len > IMEX_DESC_MAX) {
+		rd_fail(r, -E2BIG, "descriptor longer than IMEX_DESC_MAX");
+		return;
+	}
+	rd_bytes(r, m->u.import_resp.desc, m->u.import_resp.desc_len);
+}
+
 static void rd_body(struct rd *r, struct imexd_msg *m)
 {
 	switch (m->type) {
@@ -764,6 +820,17 @@ static void rd_body(struct rd *r, struct imexd_msg *m)
 		break;
 	case IMEXD_MSG_LEAVE:
 		m->u.leave.reason = rd_u8(r);
+		break;
+	case IMEXD_MSG_IMPORT_REQ:
+		m->u.import_req.tag = rd_u64(r);
+		m->u.import_req.handle_id = rd_u64(r);
+		m->u.import_req.channel_id = rd_u32(r);
+		break;
+	case IMEXD_MSG_IMPORT_RESP:
+		rd_import_resp(r, m);
+		break;
+	case IMEXD_MSG_EXPORT_REVOKE:
+		m->u.export_revoke.handle_id = rd_u64(r);
 		break;
 	}
 }

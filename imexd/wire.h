@@ -45,7 +45,16 @@
  *   SYNC               def (the sender's committed definition; domain
  *                      UUID in the header)
  *   LEAVE              u8 reason (IMEXD_LEAVE_*)
+ *   IMPORT_REQ         u64 tag (the importer's import id), u64 handle_id,
+ *                      u32 channel_id (the importer's channel; its domain
+ *                      is the header's)
+ *   IMPORT_RESP        u64 tag, i32 status (0 or a positive errno),
+ *                      u16 desc_len, desc_len bytes (1..IMEX_DESC_MAX when
+ *                      status is 0, else none)
+ *   EXPORT_REVOKE      u64 handle_id (an export of the sender that ended;
+ *                      its domain is the header's)
  *
+ * IMPORT_REQ, IMPORT_RESP and EXPORT_REVOKE need a non-zero domain UUID.
  * The def of PREPARE and SYNC has no UUID of its own on the wire: decoding
  * sets def.uuid from the header, and encoding refuses a def.uuid that
  * differs from domain_uuid (or is all-zero).  "addr" may be empty (the
@@ -95,8 +104,11 @@ enum imexd_msg_type {
 	IMEXD_MSG_OUTCOME,
 	IMEXD_MSG_SYNC,
 	IMEXD_MSG_LEAVE,
+	IMEXD_MSG_IMPORT_REQ,
+	IMEXD_MSG_IMPORT_RESP,
+	IMEXD_MSG_EXPORT_REVOKE,
 
-	IMEXD_MSG_TYPE_MAX = IMEXD_MSG_LEAVE
+	IMEXD_MSG_TYPE_MAX = IMEXD_MSG_EXPORT_REVOKE
 };
 
 enum { IMEXD_ACK_COMMIT = 1, IMEXD_ACK_ABORT = 2 };
@@ -194,6 +206,20 @@ struct imexd_msg {
 		struct {
 			uint8_t reason;
 		} leave;
+		struct {
+			uint64_t tag;
+			uint64_t handle_id;
+			uint32_t channel_id;
+		} import_req;
+		struct {
+			uint64_t tag;
+			int32_t status;
+			uint16_t desc_len;
+			uint8_t desc[IMEX_DESC_MAX];
+		} import_resp;
+		struct {
+			uint64_t handle_id;
+		} export_revoke;
 	} u;
 };
 

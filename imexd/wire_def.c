@@ -139,6 +139,9 @@ const char *imexd_msg_type_name(uint8_t type)
 		[IMEXD_MSG_OUTCOME] = "OUTCOME",
 		[IMEXD_MSG_SYNC] = "SYNC",
 		[IMEXD_MSG_LEAVE] = "LEAVE",
+		[IMEXD_MSG_IMPORT_REQ] = "IMPORT_REQ",
+		[IMEXD_MSG_IMPORT_RESP] = "IMPORT_RESP",
+		[IMEXD_MSG_EXPORT_REVOKE] = "EXPORT_REVOKE",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

@@ -36,13 +36,13 @@ cmd=$1
 shift
 case $cmd in
 start)
+	# Defaults, unless an argument sets the key (a key may appear once).
 	{
-		echo "NODE_NAME=$(hostname)"
-		echo "STATE_DIRECTORY=$IMEX_VM_OUT/state"
-		echo "LOG_LEVEL=debug"
-		echo "HEARTBEAT_INTERVAL_MS=250"
-		echo "HEARTBEAT_MISS_COUNT=3"
-		echo "CHANGE_LEASE_MS=5000"
+		for kv in "NODE_NAME=$(hostname)" "STATE_DIRECTORY=$IMEX_VM_OUT/state" \
+			LOG_LEVEL=debug HEARTBEAT_INTERVAL_MS=250 \
+			HEARTBEAT_MISS_COUNT=3 CHANGE_LEASE_MS=5000; do
+			case " $* " in *" ${kv%%=*}="*) ;; *) echo "$kv" ;; esac
+		done
 		for kv in "$@"; do
 			case $kv in env:*) ;; *) echo "$kv" ;; esac
 		done

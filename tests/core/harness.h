@@ -245,7 +245,7 @@ static inline void tc_bind(struct tc *t, uint64_t conn, const char *peer,
 static inline void tc_heartbeat(struct tc *t, uint64_t conn, const char *from,
 				uint32_t digest, int n, ...)
 {
-	struct imexd_peer_view v[8];
+	struct imexd_peer_view v[8] = { 0 };
 	struct imexd_msg m;
 	va_list ap;
 	int i;

@@ -99,6 +99,13 @@ static void valid_seeds(void)
 	sample_msg(&m, IMEXD_MSG_ACK);
 	m.u.ack.what = IMEXD_ACK_COMMIT;
 	emit_msg("valid-ACK-commit", &m);
+	sample_msg(&m, IMEXD_MSG_IMPORT_RESP);
+	m.u.import_resp.status = EPERM;
+	m.u.import_resp.desc_len = 0;
+	emit_msg("valid-IMPORT_RESP-eperm", &m);
+	sample_msg(&m, IMEXD_MSG_IMPORT_RESP);
+	m.u.import_resp.desc_len = IMEX_DESC_MAX;
+	emit_msg("valid-IMPORT_RESP-desc-max", &m);
 	for (i = IMEXD_OUTCOME_UNKNOWN; i <= IMEXD_OUTCOME_ABORTED; i++) {
 		sample_msg(&m, IMEXD_MSG_OUTCOME);
 		m.u.outcome.outcome = i;
@@ -180,6 +187,15 @@ SET(hb_161, IMEXD_HEADER_LEN + 5, 161)		/* HEARTBEAT n, low byte */
 SET(vote_nl, -3, '\n')
 SET(vote_neg, IMEXD_HEADER_LEN + 8, 0xff)	/* VOTE error, high byte */
 SET(chan_mode, -2, 0x02)			/* last channel: mode 01000 */
+SET(resp_err, IMEXD_HEADER_LEN + 11, 1)		/* IMPORT_RESP status 1 */
+SET(resp_len_hi, IMEXD_HEADER_LEN + 12, 1)	/* desc_len 261 */
+SET(req_chan_max, IMEXD_HEADER_LEN + 17, 0x10)	/* channel 1 << 20 */
+
+static size_t no_domain_all(uint8_t *f, size_t len)
+{
+	memset(f + 12, 0, 16);
+	return len;
+}
 
 static size_t body_max1(uint8_t *f, size_t len)
 {
@@ -254,6 +270,14 @@ static void near_seeds(void)
 	near("near-PREPARE-duplicate-member", IMEXD_MSG_PREPARE, member_dup);
 	near("near-PREPARE-address-space", IMEXD_MSG_PREPARE, member_addr_space);
 	near("near-PREPARE-op-5", IMEXD_MSG_PREPARE, op5);
+	near("near-IMPORT_RESP-error-with-desc", IMEXD_MSG_IMPORT_RESP, resp_err);
+	near("near-IMPORT_RESP-desc-beyond-body", IMEXD_MSG_IMPORT_RESP, resp_len_hi);
+	near("near-IMPORT_RESP-cut", IMEXD_MSG_IMPORT_RESP, cut_fixed);
+	near("near-IMPORT_REQ-channel-max", IMEXD_MSG_IMPORT_REQ, req_chan_max);
+	near("near-IMPORT_REQ-no-domain", IMEXD_MSG_IMPORT_REQ, no_domain_all);
+	near("near-IMPORT_REQ-trailing-byte", IMEXD_MSG_IMPORT_REQ, grow_fixed);
+	near("near-EXPORT_REVOKE-no-domain", IMEXD_MSG_EXPORT_REVOKE, no_domain_all);
+	near("near-EXPORT_REVOKE-cut", IMEXD_MSG_EXPORT_REVOKE, cut_fixed);
 }
 
 int main(int argc, char **argv)

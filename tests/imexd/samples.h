@@ -140,6 +140,22 @@ static inline int sample_msg(struct imexd_msg *m, uint8_t type)
 	case IMEXD_MSG_LEAVE:
 		m->u.leave.reason = IMEXD_LEAVE_SHUTDOWN;
 		return 0;
+	case IMEXD_MSG_IMPORT_REQ:
+		sample_uuid(m->domain_uuid, 0x10);
+		m->u.import_req.tag = 0x1122334455667788ULL;
+		m->u.import_req.handle_id = 83;
+		m->u.import_req.channel_id = 4;
+		return 0;
+	case IMEXD_MSG_IMPORT_RESP:
+		sample_uuid(m->domain_uuid, 0x10);
+		m->u.import_resp.tag = 0x1122334455667788ULL;
+		m->u.import_resp.desc_len = 5;
+		memcpy(m->u.import_resp.desc, "gpu\0\xff", 5);
+		return 0;
+	case IMEXD_MSG_EXPORT_REVOKE:
+		sample_uuid(m->domain_uuid, 0x10);
+		m->u.export_revoke.handle_id = 84;
+		return 0;
 	}
 	return -1;
 }

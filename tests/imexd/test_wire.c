@@ -91,6 +91,21 @@ static void assert_msg_equal(const struct imexd_msg *a,
 	case IMEXD_MSG_LEAVE:
 		assert_int_equal(a->u.leave.reason, b->u.leave.reason);
 		break;
+	case IMEXD_MSG_IMPORT_REQ:
+		assert_true(a->u.import_req.tag == b->u.import_req.tag);
+		assert_true(a->u.import_req.handle_id == b->u.import_req.handle_id);
+		assert_int_equal(a->u.import_req.channel_id, b->u.import_req.channel_id);
+		break;
+	case IMEXD_MSG_IMPORT_RESP:
+		assert_true(a->u.import_resp.tag == b->u.import_resp.tag);
+		assert_int_equal(a->u.import_resp.status, b->u.import_resp.status);
+		assert_int_equal(a->u.import_resp.desc_len, b->u.import_resp.desc_len);
+		assert_memory_equal(a->u.import_resp.desc, b->u.import_resp.desc,
+				    a->u.import_resp.desc_len);
+		break;
+	case IMEXD_MSG_EXPORT_REVOKE:
+		assert_true(a->u.export_revoke.handle_id == b->u.export_revoke.handle_id);
+		break;
 	default:
 		fail_msg("unknown type %u", a->type);
 	}
@@ -843,6 +858,70 @@ static void bad_leave_2(struct fb *f)
 	fb_done(f);
 }
 
+static void import_resp_frame(struct fb *f, uint32_t status, uint16_t n)
+{
+	fb_hdr(f, IMEXD_MSG_IMPORT_RESP);
+	fb_be(f, 7, 8);
+	fb_be(f, status, 4);
+	fb_be(f, n, 2);
+	fb_zero(f, n);
+	fb_done(f);
+}
+
+static void bad_resp_no_desc(struct fb *f)
+{
+	import_resp_frame(f, 0, 0);
+}
+
+static void bad_resp_error_with_desc(struct fb *f)
+{
+	import_resp_frame(f, 1, 1);
+}
+
+static void bad_resp_desc_257(struct fb *f)
+{
+	import_resp_frame(f, 0, IMEX_DESC_MAX + 1);
+}
+
+static void bad_resp_negative(struct fb *f)
+{
+	import_resp_frame(f, 0xffffffffu, 0);
+}
+
+static void bad_resp_desc_beyond_body(struct fb *f)
+{
+	import_resp_frame(f, 0, 4);
+	f->n -= 1;
+	fb_done(f);
+}
+
+static void bad_import_req_channel(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_IMPORT_REQ);
+	fb_be(f, 1, 8);
+	fb_be(f, 2, 8);
+	fb_be(f, IMEX_CHANNELS_MAX, 4);
+	fb_done(f);
+}
+
+static void bad_import_req_no_domain(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_IMPORT_REQ);
+	memset(f->b + 12, 0, 16);
+	fb_be(f, 1, 8);
+	fb_be(f, 2, 8);
+	fb_be(f, 3, 4);
+	fb_done(f);
+}
+
+static void bad_revoke_long(struct fb *f)
+{
+	fb_hdr(f, IMEXD_MSG_EXPORT_REVOKE);
+	fb_be(f, 1, 8);
+	fb_u8(f, 0);
+	fb_done(f);
+}
+
 struct bad_case {
 	const char *name;
 	void (*build)(struct fb *f);
@@ -860,6 +939,14 @@ static const struct bad_case bad_cases[] = {
 	BAD(bad_version_0, -EPROTO, "unsupported protocol version"),
 	BAD(bad_type_0, -EPROTO, "unknown message type"),
 	BAD(bad_type_15, -EPROTO, "unknown message type"),
+	BAD(bad_resp_no_desc, -EBADMSG, "success without a descriptor"),
+	BAD(bad_resp_error_with_desc, -EBADMSG, "a descriptor with an error"),
+	BAD(bad_resp_desc_257, -E2BIG, "descriptor longer than IMEX_DESC_MAX"),
+	BAD(bad_resp_negative, -EBADMSG, "error is not 0 or a positive errno"),
+	BAD(bad_resp_desc_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_import_req_channel, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX"),
+	BAD(bad_import_req_no_domain, -EBADMSG, "import message without a domain UUID"),
+	BAD(bad_revoke_long, -EBADMSG, "body longer than its fields"),
 	BAD(bad_type_255, -EPROTO, "unknown message type"),
 	BAD(bad_flags_low, -EBADMSG, "non-zero header flags"),
 	BAD(bad_flags_high, -EBADMSG, "non-zero header flags"),

@@ -328,6 +328,14 @@ static void sim_action(struct sim *s, int i, struct imexd_action *a)
 	case IMEXD_ACT_PEER_RESTARTED:
 		s->st.peer_restarted++;
 		break;
+	case IMEXD_ACT_IMPORT_CHECK:
+		/* The simulated kernel holds no exports. */
+		imexd_core_import_checked(nd->core, s->now, a->op_id, ENOENT,
+					  NULL, 0);
+		break;
+	case IMEXD_ACT_IMPORT_DONE:
+	case IMEXD_ACT_IMPORT_REVOKE:
+		break;
 	case IMEXD_ACT_LOG:
 		if (s->prm.verbose)
 			printf("%7llu.%03llu %s: %s\n",
