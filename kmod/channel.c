@@ -57,6 +57,7 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 	ch->mode = mode;
 	atomic_set(&ch->open_count, 0);
 	init_waitqueue_head(&ch->wait);
+	INIT_LIST_HEAD(&ch->files);
 	err = xa_insert(&imex_channels, id, ch, GFP_KERNEL);
 	if (err) {
 		kfree(ch);
@@ -106,6 +107,7 @@ void imex_channel_revoke(struct imex_channel *ch)
 	ch->domain->nchannels--;
 	ch->domain = NULL;
 	ch->change = NULL;
+	imex_channel_files_revoke(ch);
 	WRITE_ONCE(ch->revoked, true);
 	wake_up_poll(&ch->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
 	imex_bump();

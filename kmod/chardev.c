@@ -103,7 +103,16 @@ EXPORT_SYMBOL_GPL(imex_channel_put);
 static int imex_chan_open(struct inode *inode, struct file *file)
 {
 	struct imex_channel *ch;
+	struct imex_file *f;
 	int err = 0;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&f->exports);
+	INIT_LIST_HEAD(&f->imports);
+	INIT_LIST_HEAD(&f->revoked);
+	init_waitqueue_head(&f->wait);
 
 	mutex_lock(&imex_lock);
 	ch = xa_load(&imex_channels, iminor(inode));
@@ -112,31 +121,69 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	} else if (!imex_domain_usable(ch->domain)) {
 		err = -ENOLINK;
 	} else {
-		kref_get(&ch->ref);
+		kref_get(&ch->ref);	/* dropped in release */
 		atomic_inc(&ch->open_count);
-		file->private_data = ch;
+		f->ch = ch;
+		list_add_tail(&f->node, &ch->files);
+		file->private_data = f;
 	}
 	mutex_unlock(&imex_lock);
-	if (err)
+	if (err) {
+		kfree(f);
 		return err;
+	}
 	return stream_open(inode, file);
+}
+
+/* Under imex_lock: the fd's exports end, its imports go. */
+static void imex_file_teardown(struct imex_file *f)
+{
+	imex_file_end_exports(f);
+	imex_file_drop_imports(f);
+}
+
+/*
+ * Under imex_lock, from imex_channel_revoke().  Exports first: ending them
+ * revokes local imports, which can only be on fds of this same channel, and
+ * those are dropped in the second pass.
+ */
+void imex_channel_files_revoke(struct imex_channel *ch)
+{
+	struct imex_file *f;
+
+	list_for_each_entry(f, &ch->files, node)
+		imex_file_end_exports(f);
+	list_for_each_entry(f, &ch->files, node) {
+		imex_file_drop_imports(f);
+		wake_up_poll(&f->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
+	}
 }
 
 static int imex_chan_release(struct inode *inode, struct file *file)
 {
-	struct imex_channel *ch = file->private_data;
+	struct imex_file *f = file->private_data;
+	struct imex_channel *ch = f->ch;
 
+	mutex_lock(&imex_lock);
+	imex_file_teardown(f);
+	list_del(&f->node);
+	mutex_unlock(&imex_lock);
 	atomic_dec(&ch->open_count);
 	imex_channel_put(ch);
+	kfree(f);
 	return 0;
 }
 
 static __poll_t imex_chan_poll(struct file *file, poll_table *wait)
 {
-	struct imex_channel *ch = file->private_data;
+	struct imex_file *f = file->private_data;
+	struct imex_channel *ch = f->ch;
 
 	poll_wait(file, &ch->wait, wait);
-	return READ_ONCE(ch->revoked) ? EPOLLERR | EPOLLHUP | EPOLLPRI : 0;
+	poll_wait(file, &f->wait, wait);
+	if (READ_ONCE(ch->revoked))
+		return EPOLLERR | EPOLLHUP | EPOLLPRI;
+	return READ_ONCE(f->nrevoked) ? EPOLLPRI : 0;
 }
 
 static long imex_chan_info(struct imex_channel *ch, void __user *arg)
@@ -165,14 +212,97 @@ static long imex_chan_info(struct imex_channel *ch, void __user *arg)
 	return 0;
 }
 
+static long imex_chan_export(struct imex_file *f, void __user *arg)
+{
+	struct imex_export_arg ea;
+	int err;
+
+	if (copy_from_user(&ea, arg, sizeof(ea)))
+		return -EFAULT;
+	if (ea.flags || !ea.desc_len || ea.desc_len > IMEX_DESC_MAX)
+		return -EINVAL;
+	err = imex_file_export(f, ea.desc, ea.desc_len, &ea.handle);
+	if (err)
+		return err;
+	/* A handle the caller cannot learn would be an export nobody ends. */
+	if (copy_to_user(arg, &ea.handle, sizeof(ea.handle))) {
+		imex_file_unexport(f, &ea.handle);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long imex_chan_unexport(struct imex_file *f, void __user *arg)
+{
+	struct imex_handle h;
+
+	if (copy_from_user(&h, arg, sizeof(h)))
+		return -EFAULT;
+	return imex_file_unexport(f, &h);
+}
+
+static long imex_chan_import(struct imex_file *f, void __user *arg)
+{
+	struct imex_import_arg *ia;
+	bool held;
+	int err;
+
+	ia = kmalloc(sizeof(*ia), GFP_KERNEL);
+	if (!ia)
+		return -ENOMEM;
+	if (copy_from_user(ia, arg, sizeof(*ia))) {
+		err = -EFAULT;
+		goto out;
+	}
+	if (ia->flags || ia->reserved ||
+	    ia->timeout_ms > IMEX_IMPORT_TIMEOUT_MAX_MS) {
+		err = -EINVAL;
+		goto out;
+	}
+	memset(ia->desc, 0, sizeof(ia->desc));
+	err = imex_file_import(f, &ia->handle, ia->timeout_ms, ia->desc,
+			       &ia->desc_len, &held);
+	if (err)
+		goto out;
+	if (copy_to_user(arg, ia, sizeof(*ia))) {
+		/* Undo only what this call added. */
+		if (held)
+			imex_file_unimport(f, &ia->handle);
+		err = -EFAULT;
+	}
+out:
+	kfree(ia);
+	return err;
+}
+
+static long imex_chan_unimport(struct imex_file *f, void __user *arg)
+{
+	struct imex_handle h;
+
+	if (copy_from_user(&h, arg, sizeof(h)))
+		return -EFAULT;
+	return imex_file_unimport(f, &h);
+}
+
 static long imex_chan_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct imex_channel *ch = file->private_data;
+	struct imex_file *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case IMEX_IOC_CHANNEL_INFO:
-		return imex_chan_info(ch, (void __user *)arg);
+		return imex_chan_info(f->ch, uarg);
+	case IMEX_IOC_EXPORT:
+		return imex_chan_export(f, uarg);
+	case IMEX_IOC_UNEXPORT:
+		return imex_chan_unexport(f, uarg);
+	case IMEX_IOC_IMPORT:
+		return imex_chan_import(f, uarg);
+	case IMEX_IOC_UNIMPORT:
+		return imex_chan_unimport(f, uarg);
+	case IMEX_IOC_REVOKED:
+		return imex_file_revoked(f, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -185,18 +315,24 @@ static const struct file_operations imex_chan_fops = {
 	.poll		= imex_chan_poll,
 	.unlocked_ioctl	= imex_chan_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
+	.llseek		= imex_no_llseek,
 };
+
+static struct imex_file *imex_file_of(struct file *file)
+{
+	if (!file || file->f_op != &imex_chan_fops)
+		return NULL;
+	return file->private_data;
+}
 
 struct imex_channel *imex_channel_get_file(struct file *file)
 {
-	struct imex_channel *ch;
+	struct imex_file *f = imex_file_of(file);
 
-	if (!file || file->f_op != &imex_chan_fops)
+	if (!f)
 		return ERR_PTR(-EINVAL);
-	ch = file->private_data;
-	kref_get(&ch->ref);
-	return ch;
+	kref_get(&f->ch->ref);
+	return f->ch;
 }
 EXPORT_SYMBOL_GPL(imex_channel_get_file);
 
@@ -225,6 +361,57 @@ int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(imex_channel_ident);
+
+/*
+ * The in-kernel export/import API: the same operations as the ioctls, on a
+ * file the caller holds a reference to (so the release cannot run under it).
+ */
+int imex_export(struct file *file, const void *desc, u32 len,
+		struct imex_handle *h)
+{
+	struct imex_file *f = imex_file_of(file);
+
+	if (!f)
+		return -EINVAL;
+	return imex_file_export(f, desc, len, h);
+}
+EXPORT_SYMBOL_GPL(imex_export);
+
+int imex_unexport(struct file *file, const struct imex_handle *h)
+{
+	struct imex_file *f = imex_file_of(file);
+
+	if (!f)
+		return -EINVAL;
+	return imex_file_unexport(f, h);
+}
+EXPORT_SYMBOL_GPL(imex_unexport);
+
+int imex_import(struct file *file, const struct imex_handle *h, void *desc,
+		u32 *len, unsigned int timeout_ms)
+{
+	struct imex_file *f = imex_file_of(file);
+	u8 buf[IMEX_DESC_MAX];
+	u32 n = 0;
+	bool held;
+	int err;
+
+	if (!f || !len)
+		return -EINVAL;
+	err = imex_file_import(f, h, timeout_ms, buf, &n, &held);
+	if (err)
+		return err;
+	if (n > *len) {
+		if (held)
+			imex_file_unimport(f, h);
+		*len = n;
+		return -EMSGSIZE;
+	}
+	memcpy(desc, buf, n);
+	*len = n;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(imex_import);
 
 int imex_chrdev_init(void)
 {

@@ -64,4 +64,14 @@ const char *imex_extack_slot(const char *fmt, ...) __printf(1, 2);
 #define fd_file(f) ((f).file)
 #endif
 
+/*
+ * 6.12 removed no_llseek: a NULL llseek on a stream_open()ed file says the
+ * same thing there.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define imex_no_llseek NULL
+#else
+#define imex_no_llseek no_llseek
+#endif
+
 #endif /* _IMEX_COMPAT_H */

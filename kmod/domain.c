@@ -414,7 +414,7 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 			}
 			if (tb[IMEX_A_MEMBER_VIEW] &&
 			    imex_view_invalid(nla_data(tb[IMEX_A_MEMBER_VIEW]),
-					   d->nmembers, __IMEX_MEMBER_STATE_MAX)) {
+					      d->nmembers, __IMEX_MEMBER_STATE_MAX)) {
 				NL_SET_ERR_MSG_ATTR(extack, tb[IMEX_A_MEMBER_VIEW],
 						    "a member view holds an unknown member state");
 				err = -EINVAL;

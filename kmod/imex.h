@@ -87,7 +87,56 @@ struct imex_channel {
 	struct imex_chdev	*chdev;		/* device node, when granted */
 	atomic_t		open_count;
 	wait_queue_head_t	wait;
+	struct list_head	files;		/* imex_file.node, under imex_lock */
 };
+
+/*
+ * One open channel file (file->private_data).  The channel reference is
+ * taken at open and dropped at release; everything else is under imex_lock.
+ */
+struct imex_file {
+	struct imex_channel	*ch;
+	struct list_head	node;		/* in ch->files */
+	struct list_head	exports;	/* imex_export.fnode */
+	unsigned int		nexports;
+	struct list_head	imports;	/* live imex_import.fnode */
+	struct list_head	revoked;	/* revoked, not yet read */
+	unsigned int		nimports;	/* live + revoked */
+	unsigned int		nrevoked;	/* READ_ONCE in poll */
+	wait_queue_head_t	wait;		/* EPOLLPRI: a revoked import */
+};
+
+struct imex_import;
+
+struct imex_export {
+	struct hlist_node	hnode;		/* imex_export_hash, by id */
+	struct list_head	fnode;		/* owner->exports */
+	struct imex_file	*owner;
+	u64			id;
+	uuid_t			domain_uuid;
+	u32			channel_id;
+	bool			checked;	/* a peer imported it */
+	struct list_head	importers;	/* local imex_import.enode */
+	u32			desc_len;
+	u8			desc[IMEX_DESC_MAX];
+};
+
+struct imex_import {
+	struct list_head	fnode;		/* file->imports or ->revoked */
+	struct list_head	enode;		/* exp->importers, or remote list */
+	struct imex_file	*file;
+	struct imex_export	*exp;		/* local and live, else NULL */
+	bool			remote;
+	bool			revoked;	/* on file->revoked */
+	uuid_t			node_uuid;
+	u64			id;
+	uuid_t			domain_uuid;	/* the importing fd's */
+	u32			reason;		/* once revoked */
+	u32			desc_len;
+	u8			desc[IMEX_DESC_MAX];
+};
+
+extern unsigned int imex_nexports, imex_nimports;
 
 extern struct xarray imex_channels;
 
@@ -147,6 +196,27 @@ int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 			   umode_t mode);
 void imex_domain_revoke_channels(struct imex_domain *d);
 
+/* export.c */
+struct imex_export *imex_export_find(u64 id);
+int imex_file_export(struct imex_file *f, const void *desc, u32 len,
+		     struct imex_handle *h);
+int imex_file_unexport(struct imex_file *f, const struct imex_handle *h);
+void imex_file_end_exports(struct imex_file *f);
+void imex_export_dels_clear(void);
+void imex_exports_forget_checked(void);
+
+/* import.c */
+int imex_file_import(struct imex_file *f, const struct imex_handle *h,
+		     unsigned int timeout_ms, void *desc, u32 *len, bool *held);
+int imex_file_unimport(struct imex_file *f, const struct imex_handle *h);
+void imex_import_revoke(struct imex_import *im, u32 reason);
+void imex_file_drop_imports(struct imex_file *f);
+long imex_file_revoked(struct imex_file *f, void __user *arg);
+void imex_imports_manager_gone(void);
+
+/* chardev.c: every open file of a revoked channel loses its transfers. */
+void imex_channel_files_revoke(struct imex_channel *ch);
+
 /* change.c */
 void imex_change_rollback_all(void);
 unsigned long imex_changes_expire(unsigned long now);
@@ -185,6 +255,11 @@ int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_change_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int imex_nl_import_accept(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_import_done(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_export_del_accept(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info);
 
 /* netlink.c */
 extern struct genl_family imex_genl_family;
@@ -211,6 +286,8 @@ struct imex_req_result {
 void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 			  const struct imex_req_result *res);
 void imex_notify_req_queued(u64 id);
+/* IMEX_CMD_IMPORT_NOTIFY (with the import id) or IMEX_CMD_EXPORT_DEL. */
+void imex_notify_mgr(u8 cmd, u64 import_id);
 
 /* Set under imex_lock before the family goes away: no more notifications. */
 extern bool imex_unloading;

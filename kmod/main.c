@@ -11,6 +11,7 @@
 #include <linux/utsname.h>
 #include "imex.h"
 
+/* Guards all module state (see the locking note in imex.h). */
 DEFINE_MUTEX(imex_lock);
 u32 imex_generation;
 
@@ -151,6 +152,7 @@ static void __exit imex_exit(void)
 		imex_domain_revoke_channels(d);
 		imex_domain_destroy(d);
 	}
+	imex_export_dels_clear();
 	mutex_unlock(&imex_lock);
 
 	imex_chrdev_exit();

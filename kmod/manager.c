@@ -80,6 +80,7 @@ static void imex_manager_gone(const char *why)
 	imex_manager_tgid = 0;
 	imex_change_rollback_all();
 	imex_request_fail_all(ENOTCONN, why);
+	imex_imports_manager_gone();
 	list_for_each_entry(d, &imex_domains, list)
 		if (d->state != IMEX_DOMAIN_PREPARED)
 			imex_domain_set_state(d, IMEX_DOMAIN_DOWN);

@@ -66,6 +66,13 @@ static const struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_CHANNEL_IDS]		= { .type = NLA_BINARY,
 					    .len = IMEX_CHANNEL_IDS_MAX * sizeof(u32) },
 	[IMEX_A_PAD]			= { .type = NLA_REJECT },
+	[IMEX_A_IMPORT_ID]		= { .type = NLA_U64 },
+	[IMEX_A_HANDLE_NODE]		= NLA_POLICY_EXACT_LEN(IMEX_UUID_LEN),
+	[IMEX_A_HANDLE_ID]		= { .type = NLA_U64 },
+	[IMEX_A_DESC]			= NLA_POLICY_RANGE(NLA_BINARY, 1, IMEX_DESC_MAX),
+	[IMEX_A_REVOKE_REASON]		= NLA_POLICY_MAX(NLA_U32, __IMEX_REVOKE_REASON_MAX - 1),
+	[IMEX_A_IMPORT_COUNT]		= { .type = NLA_REJECT },
+	[IMEX_A_EXPORT_COUNT]		= { .type = NLA_REJECT },
 };
 
 /*
@@ -118,6 +125,15 @@ static const struct genl_ops imex_ops[] = {
 	{ .cmd = IMEX_CMD_CHANGE_COMMIT, .doit = imex_nl_change_commit, .flags = IMEX_ADMIN },
 	{ .cmd = IMEX_CMD_CHANGE_ABORT, .doit = imex_nl_change_abort, .flags = IMEX_ADMIN },
 	{ .cmd = IMEX_CMD_CHANGE_GET, .dumpit = imex_nl_change_dump },
+	{ .cmd = IMEX_CMD_IMPORT_ACCEPT, .doit = imex_nl_import_accept, .flags = IMEX_ADMIN },
+	{ .cmd = IMEX_CMD_IMPORT_DONE, .doit = imex_nl_import_done, .flags = IMEX_ADMIN },
+	{ .cmd = IMEX_CMD_IMPORT_CHECK, .doit = imex_nl_import_check, .flags = IMEX_ADMIN },
+	{
+		.cmd = IMEX_CMD_EXPORT_DEL_ACCEPT,
+		.doit = imex_nl_export_del_accept,
+		.flags = IMEX_ADMIN,
+	},
+	{ .cmd = IMEX_CMD_IMPORT_REVOKE, .doit = imex_nl_import_revoke, .flags = IMEX_ADMIN },
 };
 
 static const struct genl_multicast_group imex_mcgrps[] = {

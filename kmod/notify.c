@@ -120,6 +120,23 @@ void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 	imex_notify_send(skb, hdr, err, IMEX_GRP_EVENTS);
 }
 
+void imex_notify_mgr(u8 cmd, u64 import_id)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (imex_unloading ||
+	    !genl_has_listeners(&imex_genl_family, &init_net,
+				IMEX_GRP_MANAGER))
+		return;
+	skb = imex_notify_new(cmd, &hdr, NLMSG_GOODSIZE);
+	if (skb)
+		imex_notify_send(skb, hdr,
+				 import_id ? nla_put_u64_64bit(skb, IMEX_A_IMPORT_ID,
+							       import_id, IMEX_A_PAD) : 0,
+				 IMEX_GRP_MANAGER);
+}
+
 void imex_notify_req_queued(u64 id)
 {
 	struct sk_buff *skb;

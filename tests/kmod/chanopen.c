@@ -12,15 +12,26 @@
  * resolves the fd through imex.ko's in-kernel API (via the imex_kapi_test
  * module) and prints what a driver would see; "kapi-badfd" does so for a
  * descriptor that is not open.
+ *
+ * Export and import steps: "badargs" sends malformed export/import ioctls
+ * and checks each refusal (EINVAL, EFAULT) and that nothing stayed behind;
+ * "import-all FILE" imports every UUID:ID line of FILE on this one fd and
+ * prints "imported N" and the errno that stopped it; "kapi-xfer" exports,
+ * imports and unexports through the in-kernel API; "import UUID:ID" prints
+ * "import errno=NAME" (OK on success); "wait-file PATH" waits (at most 60 s)
+ * until PATH exists, so a test can change the node under an open fd.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <uuid/uuid.h>
 #include <unistd.h>
 #include <linux/imex.h>
 #include "kapi/imex_kapi_test.h"
@@ -64,6 +75,205 @@ static int kapi(int fd)
 	return 0;
 }
 
+static int check(const char *what, int r, int want)
+{
+	int got = r ? errno : 0;
+
+	if (got == want)
+		return 0;
+	printf("badargs %s: expected %s, got %s\n", what,
+	       want ? strerrorname_np(want) : "success",
+	       got ? strerrorname_np(got) : "success");
+	return 1;
+}
+
+/* Every refusal leaves nothing behind: the caller checks the counts too. */
+static int badargs(int fd)
+{
+	struct imex_export_arg ea = { .desc_len = 4, .desc = "good" };
+	struct imex_import_arg ia;
+	struct imex_revoked_arg ra = { 0 };
+	struct imex_handle h;
+	void *ro;
+	int bad = 0;
+
+	ea.desc_len = 0;
+	bad |= check("export desc_len=0", ioctl(fd, IMEX_IOC_EXPORT, &ea), EINVAL);
+	ea.desc_len = IMEX_DESC_MAX + 1;
+	bad |= check("export desc_len=257", ioctl(fd, IMEX_IOC_EXPORT, &ea), EINVAL);
+	ea.desc_len = 4;
+	ea.flags = 1;
+	bad |= check("export flags=1", ioctl(fd, IMEX_IOC_EXPORT, &ea), EINVAL);
+	ea.flags = 0;
+	bad |= check("export NULL", ioctl(fd, IMEX_IOC_EXPORT, NULL), EFAULT);
+	/* A handle that cannot be written back: the export is undone. */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		return 1;
+	memcpy(ro, &ea, sizeof(ea));
+	mprotect(ro, 4096, PROT_READ);
+	bad |= check("export read-only arg", ioctl(fd, IMEX_IOC_EXPORT, ro), EFAULT);
+
+	bad |= check("export", ioctl(fd, IMEX_IOC_EXPORT, &ea), 0);
+	h = ea.handle;
+	memset(&ia, 0, sizeof(ia));
+	ia.handle = h;
+	ia.flags = 1;
+	bad |= check("import flags=1", ioctl(fd, IMEX_IOC_IMPORT, &ia), EINVAL);
+	ia.flags = 0;
+	ia.reserved = 1;
+	bad |= check("import reserved=1", ioctl(fd, IMEX_IOC_IMPORT, &ia), EINVAL);
+	ia.reserved = 0;
+	ia.timeout_ms = IMEX_IMPORT_TIMEOUT_MAX_MS + 1;
+	bad |= check("import timeout too long", ioctl(fd, IMEX_IOC_IMPORT, &ia), EINVAL);
+	ia.timeout_ms = 0;
+	bad |= check("import NULL", ioctl(fd, IMEX_IOC_IMPORT, NULL), EFAULT);
+	mprotect(ro, 4096, PROT_READ | PROT_WRITE);
+	memcpy(ro, &ia, sizeof(ia));
+	mprotect(ro, 4096, PROT_READ);
+	bad |= check("import read-only arg", ioctl(fd, IMEX_IOC_IMPORT, ro), EFAULT);
+	bad |= check("unimport after a faulted import", ioctl(fd, IMEX_IOC_UNIMPORT, &h), ENOENT);
+	bad |= check("unimport NULL", ioctl(fd, IMEX_IOC_UNIMPORT, NULL), EFAULT);
+	bad |= check("unexport NULL", ioctl(fd, IMEX_IOC_UNEXPORT, NULL), EFAULT);
+	bad |= check("revoked NULL", ioctl(fd, IMEX_IOC_REVOKED, NULL), EFAULT);
+	ra.count = 1;
+	ra.entries = 0;
+	bad |= check("revoked, none waiting", ioctl(fd, IMEX_IOC_REVOKED, &ra), 0);
+	if (ra.count || ra.pending) {
+		printf("badargs revoked: count=%u pending=%u\n", ra.count, ra.pending);
+		bad = 1;
+	}
+	/* A revoked import read into a bad buffer stays readable. */
+	bad |= check("import", ioctl(fd, IMEX_IOC_IMPORT, &ia), 0);
+	bad |= check("unexport", ioctl(fd, IMEX_IOC_UNEXPORT, &h), 0);
+	ra.count = 1;
+	ra.entries = 16;
+	bad |= check("revoked bad entries", ioctl(fd, IMEX_IOC_REVOKED, &ra), EFAULT);
+	{
+		struct imex_revoked_entry e;
+
+		/* Not a valid reason: the kernel must overwrite it. */
+		memset(&e, 0xff, sizeof(e));
+		ra.count = 1;
+		ra.entries = (uintptr_t)&e;
+		bad |= check("revoked", ioctl(fd, IMEX_IOC_REVOKED, &ra), 0);
+		if (ra.count != 1 || ra.pending || e.reason != IMEX_REVOKE_UNEXPORTED ||
+		    e.handle.id != h.id) {
+			printf("badargs revoked: count=%u pending=%u reason=%u\n",
+			       ra.count, ra.pending, e.reason);
+			bad = 1;
+		}
+	}
+	bad |= check("unexport again", ioctl(fd, IMEX_IOC_UNEXPORT, &h), ENOENT);
+	bad |= check("unimport revoked", ioctl(fd, IMEX_IOC_UNIMPORT, &h), ENOENT);
+	munmap(ro, 4096);
+	printf(bad ? "badargs failed\n" : "badargs ok\n");
+	return bad;
+}
+
+static int import_all(int fd, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[128], u[37];
+	unsigned long n = 0;
+	int err = 0;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct imex_import_arg ia;
+
+		memset(&ia, 0, sizeof(ia));
+		if (sscanf(line, "%36[0-9a-f-]:%llu", u,
+			   (unsigned long long *)&ia.handle.id) != 2 ||
+		    uuid_parse(u, ia.handle.node_uuid))
+			continue;
+		if (ioctl(fd, IMEX_IOC_IMPORT, &ia)) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	fclose(f);
+	printf("imported %lu %s\n", n, err ? strerrorname_np(err) : "OK");
+	return 0;
+}
+
+static int import_one(int fd, const char *handle)
+{
+	struct imex_import_arg ia;
+	char u[37];
+
+	memset(&ia, 0, sizeof(ia));
+	if (sscanf(handle, "%36[0-9a-f-]:%llu", u,
+		   (unsigned long long *)&ia.handle.id) != 2 ||
+	    uuid_parse(u, ia.handle.node_uuid)) {
+		fprintf(stderr, "chanopen: '%s' is not UUID:ID\n", handle);
+		return 1;
+	}
+	printf("import errno=%s\n", ioctl(fd, IMEX_IOC_IMPORT, &ia) ?
+	       strerrorname_np(errno) : "OK");
+	return 0;
+}
+
+static int wait_file(const char *path)
+{
+	for (int i = 0; i < 600; i++) {
+		if (!access(path, F_OK))
+			return 0;
+		usleep(100000);
+	}
+	fprintf(stderr, "chanopen: %s did not appear in 60 s\n", path);
+	return 1;
+}
+
+static int kapi_xfer(int fd)
+{
+	struct imex_kapi_xfer x = { .fd = fd, .op = IMEX_KAPI_EXPORT, .len = 5,
+				    .desc = "kapi!" };
+	int dev = open("/dev/imex-kapi-test", O_RDWR | O_CLOEXEC), bad = 0;
+
+	if (dev < 0) {
+		perror("imex-kapi-test");
+		return 1;
+	}
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error) {
+		printf("kapi-xfer export errno=%s\n", strerrorname_np(-x.error));
+		return 1;
+	}
+	memset(x.desc, 0, sizeof(x.desc));
+	x.op = IMEX_KAPI_IMPORT;
+	x.len = 2;
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error != -EMSGSIZE || x.len != 5)
+		bad = printf("kapi-xfer small import: %d len=%u\n", x.error, x.len);
+	x.len = sizeof(x.desc);
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error || x.len != 5 ||
+	    memcmp(x.desc, "kapi!", 5))
+		bad = printf("kapi-xfer import: %d len=%u\n", x.error, x.len);
+	x.len = sizeof(x.desc);
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error)	/* held: returned again */
+		bad = printf("kapi-xfer import held: %d\n", x.error);
+	x.op = IMEX_KAPI_UNEXPORT;
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error)
+		bad = printf("kapi-xfer unexport: %d\n", x.error);
+	x.op = IMEX_KAPI_IMPORT;
+	x.len = sizeof(x.desc);
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error != -ENOENT)
+		bad = printf("kapi-xfer import after unexport: %d\n", x.error);
+	x.op = IMEX_KAPI_UNEXPORT;
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error != -ENOENT)
+		bad = printf("kapi-xfer unexport twice: %d\n", x.error);
+	x.fd = dev;	/* not a channel */
+	x.op = IMEX_KAPI_EXPORT;
+	if (ioctl(dev, IMEX_KAPI_XFER, &x) || x.error != -EINVAL)
+		bad = printf("kapi-xfer non-channel: %d\n", x.error);
+	close(dev);
+	printf(bad ? "kapi-xfer failed\n" : "kapi-xfer ok\n");
+	return !!bad;
+}
+
 int main(int argc, char **argv)
 {
 	int fd, i;
@@ -103,6 +313,21 @@ int main(int argc, char **argv)
 				return 1;
 		} else if (!strcmp(argv[i], "kapi-badfd")) {
 			if (kapi(1000))
+				return 1;
+		} else if (!strcmp(argv[i], "badargs")) {
+			if (badargs(fd))
+				return 1;
+		} else if (!strcmp(argv[i], "import-all") && i + 1 < argc) {
+			if (import_all(fd, argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "import") && i + 1 < argc) {
+			if (import_one(fd, argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "wait-file") && i + 1 < argc) {
+			if (wait_file(argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "kapi-xfer")) {
+			if (kapi_xfer(fd))
 				return 1;
 		} else if (!strcmp(argv[i], "hold")) {
 			pause();

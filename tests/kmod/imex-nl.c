@@ -411,6 +411,21 @@ static void put_common(struct nl_msg *m, const struct kv *kv)
 	put_channels(m, kv);
 	if ((v = kv_get(kv, "member")))
 		nla_put_string(m, IMEX_A_MEMBER_NAME, v);
+	/* Export and import. */
+	if ((v = kv_get(kv, "chan")))
+		nla_put_u32(m, IMEX_A_CHANNEL_ID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "import_id")))
+		nla_put_u64(m, IMEX_A_IMPORT_ID, parse_u64(v));
+	if ((v = kv_get(kv, "handle_node")))
+		put_uuid(m, IMEX_A_HANDLE_NODE, v);
+	if ((v = kv_get(kv, "handle_id")))
+		nla_put_u64(m, IMEX_A_HANDLE_ID, parse_u64(v));
+	if ((v = kv_get(kv, "desc")))
+		nla_put(m, IMEX_A_DESC, (int)strlen(v), v);
+	if ((v = kv_get(kv, "istatus")))
+		nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "reason")))
+		nla_put_u32(m, IMEX_A_REVOKE_REASON, (uint32_t)parse_u64(v));
 	for (int i = 0; i < kv->n; i++)
 		if (!strcmp(kv->key[i], "a"))
 			put_raw(m, kv->val[i]);
@@ -483,6 +498,16 @@ static int print_msg(struct nl_msg *m, void *arg)
 		printf(" change=%" PRIu64, nla_get_u64(tb[IMEX_A_CHANGE_ID]));
 	print_u32("op", tb[IMEX_A_CHANGE_OP]);
 	print_u32("lease_left", tb[IMEX_A_CHANGE_LEASE_MS]);
+	print_u32("exports", tb[IMEX_A_EXPORT_COUNT]);
+	print_u32("imports", tb[IMEX_A_IMPORT_COUNT]);
+	if (tb[IMEX_A_IMPORT_ID])
+		printf(" import_id=%" PRIu64, nla_get_u64(tb[IMEX_A_IMPORT_ID]));
+	print_uuid("handle_node", tb[IMEX_A_HANDLE_NODE]);
+	if (tb[IMEX_A_HANDLE_ID])
+		printf(" handle_id=%" PRIu64, nla_get_u64(tb[IMEX_A_HANDLE_ID]));
+	if (tb[IMEX_A_DESC])
+		printf(" desc=%.*s", nla_len(tb[IMEX_A_DESC]),
+		       (char *)nla_data(tb[IMEX_A_DESC]));
 	if (tb[IMEX_A_CHANNEL_IDS]) {
 		uint32_t *ids = nla_data(tb[IMEX_A_CHANNEL_IDS]);
 		int n = nla_len(tb[IMEX_A_CHANNEL_IDS]) / 4;
@@ -528,7 +553,6 @@ static int cmd_simple(struct ctx *c, int cmd, const struct kv *kv, int flags)
 }
 
 struct req_wait {
-	struct ctx *c;
 	uint64_t id;
 	bool done;
 	uint32_t status;
@@ -568,7 +592,7 @@ int wait_fd(int fd, int timeout_ms)
 /* A request: refused at once, or completed later on the events group. */
 static int cmd_request(struct ctx *c, int cmd, const struct kv *kv)
 {
-	struct req_wait w = { .c = c };
+	struct req_wait w = { 0 };
 	const char *t = kv_get(kv, "timeout");
 	int timeout_ms = t ? (int)parse_u64(t) : 20000;
 	struct timespec start, now;
@@ -841,6 +865,10 @@ static void usage(void)
 	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
 	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
 	      "  dump-intr change=CHANNEL (a dump raced by a change must be flagged)\n"
+	      "  sh COMMAND (in scripts: a shell step, which must succeed)\n"
+	      "  serve import=answer|never|die|hold: how the stand-in treats remote imports\n"
+	      "  import-accept [wait=MS] | import-done import_id= istatus= [desc=] | export-del-accept\n"
+	      "  import-check handle_id= uuid= chan= member= | import-revoke handle_node= [handle_id=] [uuid=] reason=\n"
 	      "  every command accepts a=TYPE:KIND:VALUE raw attributes (KIND u8 u16 u32 u64 str strn long bin flag nest)\n",
 	      stderr);
 	exit(2);
@@ -892,6 +920,26 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_status(c, kv);
 	if (!strcmp(cmd, "events"))
 		return cmd_events(c, kv);
+	if (!strcmp(cmd, "import-accept")) {
+		/* wait=MS: retry while none is waiting, for at most MS. */
+		long left = kv_get(kv, "wait") ? (long)parse_u64(kv_get(kv, "wait")) : 0;
+		int err;
+
+		while ((err = cmd_simple(c, IMEX_CMD_IMPORT_ACCEPT, kv, 0)) == ENOENT &&
+		       left > 0) {
+			usleep(20000);
+			left -= 20;
+		}
+		return err;
+	}
+	if (!strcmp(cmd, "import-done"))
+		return cmd_simple(c, IMEX_CMD_IMPORT_DONE, kv, 0);
+	if (!strcmp(cmd, "import-check"))
+		return cmd_simple(c, IMEX_CMD_IMPORT_CHECK, kv, 0);
+	if (!strcmp(cmd, "export-del-accept"))
+		return cmd_simple(c, IMEX_CMD_EXPORT_DEL_ACCEPT, kv, 0);
+	if (!strcmp(cmd, "import-revoke"))
+		return cmd_simple(c, IMEX_CMD_IMPORT_REVOKE, kv, 0);
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(c, kv);
 	if (!strcmp(cmd, "dump-intr"))
@@ -931,6 +979,14 @@ static int run_line(struct ctx *c, char *line, int lineno)
 		if (!strstr(c->msg, line + 4)) {
 			fprintf(stderr, "line %d: message '%s' does not contain '%s'\n",
 				lineno, c->msg, line + 4);
+			return 1;
+		}
+		return 0;
+	}
+	/* A shell step between commands on the same (manager) socket. */
+	if (!strncmp(line, "sh ", 3)) {
+		if (system(line + 3)) {
+			fprintf(stderr, "line %d: '%s' failed\n", lineno, line + 3);
 			return 1;
 		}
 		return 0;

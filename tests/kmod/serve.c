@@ -5,6 +5,11 @@
  * request notifications, and carry each request out as PREPARE + COMMIT on
  * this node alone.  crash=prepare stops after PREPARE and blocks forever, as
  * a coordinator that died mid-change.
+ *
+ * Remote imports (IMPORT_NOTIFY) are answered as the exporting node would:
+ * IMPORT_ACCEPT, IMPORT_CHECK on this same kernel, IMPORT_DONE.  import=
+ * never leaves them unaccepted, hold accepts and never answers, die exits
+ * once one is accepted (a daemon lost mid-import).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -284,8 +289,88 @@ static void mark_domains_ready(struct ctx *c)
 	free(nm);
 }
 
+struct import_req {
+	uint64_t id, handle_id;
+	uint32_t chan;
+	uint8_t domain[16];
+	bool got;
+	uint32_t desc_len;
+	char desc[IMEX_DESC_MAX];
+};
+
+static int on_import_accept(struct nl_msg *m, void *arg)
+{
+	struct import_req *r = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_IMPORT_ID] || !tb[IMEX_A_HANDLE_ID] ||
+	    !tb[IMEX_A_DOMAIN_UUID] || !tb[IMEX_A_CHANNEL_ID])
+		return NL_SKIP;
+	r->id = nla_get_u64(tb[IMEX_A_IMPORT_ID]);
+	r->handle_id = nla_get_u64(tb[IMEX_A_HANDLE_ID]);
+	r->chan = nla_get_u32(tb[IMEX_A_CHANNEL_ID]);
+	memcpy(r->domain, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
+	r->got = true;
+	return NL_OK;
+}
+
+static int on_import_check(struct nl_msg *m, void *arg)
+{
+	struct import_req *r = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_DESC])
+		return NL_SKIP;
+	r->desc_len = (uint32_t)nla_len(tb[IMEX_A_DESC]);
+	if (r->desc_len > sizeof(r->desc))
+		r->desc_len = sizeof(r->desc);
+	memcpy(r->desc, nla_data(tb[IMEX_A_DESC]), r->desc_len);
+	return NL_OK;
+}
+
+/* One remote import, as the exporting node's daemon would check it.  1: served. */
+static int serve_import(struct ctx *c, const char *mode)
+{
+	struct import_req r = { 0 };
+	char host[IMEX_NAME_MAX] = "";
+	struct nl_msg *m;
+	int err;
+
+	err = transact(c, msg_new(c, IMEX_CMD_IMPORT_ACCEPT, 0), on_import_accept, &r);
+	if (err == ENOENT)
+		return 0;
+	if (err || !r.got)
+		die("IMPORT_ACCEPT: %s %s", strerror(err), c->msg);
+	printf("import accepted id=%" PRIu64 "\n", r.id);
+	fflush(stdout);
+	if (!strcmp(mode, "die"))
+		_exit(0);
+	if (!strcmp(mode, "hold"))
+		return 1;
+	gethostname(host, sizeof(host) - 1);
+	m = msg_new(c, IMEX_CMD_IMPORT_CHECK, 0);
+	nla_put_u64(m, IMEX_A_HANDLE_ID, r.handle_id);
+	nla_put(m, IMEX_A_DOMAIN_UUID, 16, r.domain);
+	nla_put_u32(m, IMEX_A_CHANNEL_ID, r.chan);
+	nla_put_string(m, IMEX_A_MEMBER_NAME, host);
+	err = transact(c, m, on_import_check, &r);
+	m = msg_new(c, IMEX_CMD_IMPORT_DONE, 0);
+	nla_put_u64(m, IMEX_A_IMPORT_ID, r.id);
+	nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)err);
+	if (!err)
+		nla_put(m, IMEX_A_DESC, (int)r.desc_len, r.desc);
+	/* ENOENT: the importer stopped waiting meanwhile. */
+	err = transact(c, m, NULL, NULL);
+	printf("import done id=%" PRIu64 " done=%d\n", r.id, err);
+	fflush(stdout);
+	return 1;
+}
+
 int cmd_serve(struct ctx *c, const struct kv *kv)
 {
+	const char *imode = kv_get(kv, "import") ? kv_get(kv, "import") : "answer";
 	const char *v = kv_get(kv, "count"), *crash = kv_get(kv, "crash");
 	long left = v ? (long)parse_u64(v) : -1;
 	struct nl_sock *note;
@@ -310,6 +395,8 @@ int cmd_serve(struct ctx *c, const struct kv *kv)
 		char msg[sizeof(c->msg)];
 		uint32_t status;
 
+		if (strcmp(imode, "never") && serve_import(c, imode))
+			continue;
 		err = transact(c, msg_new(c, IMEX_CMD_REQ_ACCEPT, 0), on_accept, &a);
 		if (err == ENOENT) {
 			/* Nothing queued: sleep until the kernel announces one. */

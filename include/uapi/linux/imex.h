@@ -157,12 +157,13 @@
  *      IMEX_A_HANDLE_ID, and the importer's IMEX_A_DOMAIN_UUID and
  *      IMEX_A_CHANNEL_ID.  ENOENT when none is waiting.
  * IMEX_CMD_IMPORT_DONE (manager): IMEX_A_IMPORT_ID, IMEX_A_REQ_STATUS (u32
- *      errno, 0 for success), IMEX_A_DESC on success, optional
+ *      errno below 512, 0 for success: kernel-internal codes such as
+ *      ERESTARTSYS must never reach a process), IMEX_A_DESC on success, optional
  *      IMEX_A_REQ_MESSAGE.  ENOENT when the importer no longer waits (it was
  *      interrupted or timed out): nothing to undo.
  * IMEX_CMD_IMPORT_CHECK (manager): on the exporting node, on behalf of a
  *      peer: IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID + IMEX_A_CHANNEL_ID (the
- *      importer's), IMEX_A_MEMBER_NAME (the importing node)
+ *      importer's), IMEX_A_MEMBER_NAME (the importing node; required)
  *   -> IMEX_A_DESC.  ENOENT: no such export; EPERM: the export belongs to
  *      another domain or channel.  A successful check marks the export as
  *      imported remotely, so its end is queued for the manager.
@@ -418,7 +419,9 @@ enum imex_revoke_reason {
  * An import ends with IMEX_IOC_UNIMPORT or the close of the fd, or is
  * revoked (enum imex_revoke_reason).  Revoked imports wait on the fd until
  * IMEX_IOC_REVOKED reads them; while any waits, poll() reports EPOLLPRI.
- * Revocation of the channel itself reports EPOLLERR | EPOLLHUP | EPOLLPRI.
+ * Revocation of the channel itself reports EPOLLERR | EPOLLHUP | EPOLLPRI;
+ * the fd's exports end and its imports are dropped with it, and its ioctls,
+ * IMEX_IOC_REVOKED included, fail with ENODEV.
  */
 #define IMEX_IOC_MAGIC		0xE6
 

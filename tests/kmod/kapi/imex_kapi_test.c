@@ -2,13 +2,14 @@
 /*
  * imex_kapi_test: resolves channel fds through imex.ko's exported API, as a
  * GPU driver enforcing the channel boundary would, for the tests and the
- * benchmark of the resolve path.
+ * benchmark of the resolve path; and exports and imports through it.
  */
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/ktime.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "imex_api.h"
 #include "imex_kapi_test.h"
@@ -69,6 +70,49 @@ static long kapi_bench(void __user *arg)
 	return copy_to_user(arg, &b, sizeof(b)) ? -EFAULT : 0;
 }
 
+static long kapi_xfer(void __user *arg)
+{
+	struct imex_kapi_xfer *x;
+	struct file *f;
+	long err = 0;
+
+	x = kmalloc(sizeof(*x), GFP_KERNEL);
+	if (!x)
+		return -ENOMEM;
+	if (copy_from_user(x, arg, sizeof(*x))) {
+		err = -EFAULT;
+		goto out;
+	}
+	f = fget(x->fd);
+	if (!f) {
+		x->error = -EBADF;
+	} else {
+		switch (x->op) {
+		case IMEX_KAPI_EXPORT:
+			x->error = imex_export(f, x->desc,
+					       min_t(u32, x->len, sizeof(x->desc)),
+					       &x->handle);
+			break;
+		case IMEX_KAPI_UNEXPORT:
+			x->error = imex_unexport(f, &x->handle);
+			break;
+		case IMEX_KAPI_IMPORT:
+			x->len = min_t(u32, x->len, sizeof(x->desc));
+			x->error = imex_import(f, &x->handle, x->desc, &x->len,
+					       x->timeout_ms);
+			break;
+		default:
+			x->error = -EINVAL;
+		}
+		fput(f);
+	}
+	if (copy_to_user(arg, x, sizeof(*x)))
+		err = -EFAULT;
+out:
+	kfree(x);
+	return err;
+}
+
 static long kapi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	switch (cmd) {
@@ -76,6 +120,8 @@ static long kapi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kapi_resolve((void __user *)arg);
 	case IMEX_KAPI_BENCH:
 		return kapi_bench((void __user *)arg);
+	case IMEX_KAPI_XFER:
+		return kapi_xfer((void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

@@ -5,6 +5,7 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include <linux/imex.h>
 
 struct imex_kapi_resolve {
 	__s32	fd;		/* in: a file descriptor of the caller */
@@ -21,7 +22,22 @@ struct imex_kapi_bench {
 	__u64	fget_ns;	/* out: fget + fput, per loop (the baseline) */
 };
 
+/* imex_export() / imex_unexport() / imex_import() on a channel fd. */
+enum { IMEX_KAPI_EXPORT = 1, IMEX_KAPI_UNEXPORT, IMEX_KAPI_IMPORT };
+
+struct imex_kapi_xfer {
+	__s32	fd;		/* in: a file descriptor of the caller */
+	__u32	op;		/* in: IMEX_KAPI_EXPORT.. */
+	__s32	error;		/* out: 0 or a negative errno */
+	__u32	len;		/* in: desc bytes (export) or room (import); out */
+	__u32	timeout_ms;	/* in: import */
+	__u32	pad;
+	struct imex_handle handle;	/* out: export; in: the others */
+	__u8	desc[256];
+};
+
 #define IMEX_KAPI_RESOLVE _IOWR(0xE7, 1, struct imex_kapi_resolve)
 #define IMEX_KAPI_BENCH   _IOWR(0xE7, 2, struct imex_kapi_bench)
+#define IMEX_KAPI_XFER    _IOWR(0xE7, 3, struct imex_kapi_xfer)
 
 #endif
