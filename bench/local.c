@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Single-node benchmarks: channel open+close, fd resolve, CDI spec write. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <imexctl.h>
+
+#include "bench.h"
+#include "../tests/kmod/kapi/imex_kapi_test.h"
+
+/* Slices per repetition of the in-process loops (see cmd_openclose). */
+#define CHUNKS 10
+
+static uint64_t open_loop(int dir, const char *name, unsigned long iter)
+{
+	uint64_t t0 = now_ns();
+
+	for (unsigned long i = 0; i < iter; i++) {
+		int fd = openat(dir, name, O_RDWR | O_CLOEXEC);
+
+		if (fd < 0)
+			die("open %s: %s", name, strerror(errno));
+		close(fd);
+	}
+	return now_ns() - t0;
+}
+
+/*
+ * channel_open: open(O_RDWR)+close of a granted channel device, per pair.
+ * Baseline: the same loop on /dev/null, a character device whose open does
+ * nothing, so the difference is what imex.ko adds to the VFS's cost of
+ * opening a char device (lookup of the domain, state check, reference).
+ * Both names are opened relative to their directory's fd, so the path walk
+ * is one component in both.  The two loops alternate in each repetition,
+ * first one then the other, in CHUNKS slices of ITER/CHUNKS, each a
+ * sample, so a pause of the virtual CPU spoils one slice, not the figure.
+ */
+int cmd_openclose(int argc, char **argv)
+{
+	unsigned long iter, reps;
+	char *path, *dirpath, *name;
+	int chdir_fd, devdir;
+
+	if (argc != 3)
+		die("usage: openclose CHANNEL_PATH ITER REPS");
+	iter = arg_ul(argv[1], "ITER");
+	reps = arg_ul(argv[2], "REPS");
+	iter = iter / CHUNKS + 1;
+	path = strdup(argv[0]);
+	dirpath = strdup(argv[0]);
+	if (!path || !dirpath)
+		die("out of memory");
+	name = basename(path);
+	chdir_fd = open(dirname(dirpath), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	devdir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (chdir_fd < 0 || devdir < 0)
+		die("cannot open the device directories: %s", strerror(errno));
+	open_loop(chdir_fd, name, iter / 10 + 1);	/* warm caches */
+	open_loop(devdir, "null", iter / 10 + 1);
+	for (unsigned long r = 0; r < reps * CHUNKS; r++) {
+		uint64_t ch, nul;
+
+		if (r % 2) {
+			nul = open_loop(devdir, "null", iter);
+			ch = open_loop(chdir_fd, name, iter);
+		} else {
+			ch = open_loop(chdir_fd, name, iter);
+			nul = open_loop(devdir, "null", iter);
+		}
+		sample("channel_open", (double)ch / iter, (double)nul / iter);
+	}
+	free(path);
+	free(dirpath);
+	return 0;
+}
+
+/*
+ * channel_resolve: imex_channel_get_fd + imex_channel_ident +
+ * imex_channel_put per call, timed in the kernel by the test module
+ * imex_kapi_test (IMEX_KAPI_BENCH).  Baseline: fget+fput of the same fd in
+ * the same ioctl: resolving an fd can never be cheaper than taking and
+ * dropping the file reference, so the ratio is what the channel check adds.
+ * Sliced as cmd_openclose is.
+ */
+int cmd_resolve(int argc, char **argv)
+{
+	unsigned long iter, reps;
+	int fd, dev;
+
+	if (argc != 3)
+		die("usage: resolve CHANNEL_PATH ITER REPS");
+	iter = arg_ul(argv[1], "ITER");
+	reps = arg_ul(argv[2], "REPS");
+	iter = iter / CHUNKS + 1;
+	fd = open(argv[0], O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[0], strerror(errno));
+	dev = open("/dev/imex-kapi-test", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		die("open /dev/imex-kapi-test: %s (is imex_kapi_test.ko loaded?)",
+		    strerror(errno));
+	for (unsigned long r = 0; r < reps * CHUNKS; r++) {
+		struct imex_kapi_bench b = { .fd = fd, .iterations = iter };
+
+		if (ioctl(dev, IMEX_KAPI_BENCH, &b))
+			die("IMEX_KAPI_BENCH: %s", strerror(errno));
+		sample("channel_resolve", (double)b.resolve_ns / iter,
+		       (double)b.fget_ns / iter);
+	}
+	close(dev);
+	close(fd);
+	return 0;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st))
+		die("read %s: %s", path, strerror(errno));
+	buf = malloc(st.st_size + 1);
+	if (!buf || read(fd, buf, st.st_size) != st.st_size)
+		die("read %s: short read", path);
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+/* The baseline: the plainest safe replacement of a file's contents. */
+static void write_fsync_rename(const char *dir, const char *buf, size_t len)
+{
+	char tmp[4096], dst[4096];
+	size_t off = 0;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/.baseline.tmp", dir);
+	snprintf(dst, sizeof(dst), "%s/baseline.json", dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("open %s: %s", tmp, strerror(errno));
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n <= 0)
+			die("write %s: %s", tmp, strerror(errno));
+		off += n;
+	}
+	if (fsync(fd) || close(fd) || rename(tmp, dst))
+		die("fsync/rename %s: %s", tmp, strerror(errno));
+}
+
+/*
+ * cdi_spec: imexctl_cdi_generate() for every channel of DOMAIN (2048 in
+ * `make bench`): dump the channels from the kernel, build the JSON spec,
+ * write it atomically (temp file, fsync, rename, fsync of the directory).
+ * Baseline: writing the very bytes it produced with write+fsync+rename in
+ * the same directory, the least any atomic writer of that spec must do, so
+ * the ratio is the cost of asking the kernel and building the JSON.
+ */
+int cmd_cdi(int argc, char **argv)
+{
+	struct imexctl_cdi_opts opts = { 0 };
+	struct imexctl *ctx;
+	unsigned long reps;
+	char *path = NULL, *buf;
+	size_t len;
+
+	if (argc != 3)
+		die("usage: cdi DOMAIN DIR REPS");
+	opts.dir = argv[1];
+	reps = arg_ul(argv[2], "REPS");
+	if (imexctl_new(&ctx) < 0)
+		die("imexctl_new failed");
+	/* One untimed run: creates the directory and gives the bytes. */
+	if (imexctl_cdi_generate(ctx, argv[0], NULL, 0, "bench", &opts, &path) < 0)
+		die("cdi generate: %s", imexctl_errmsg(ctx));
+	buf = read_file(path, &len);
+	write_fsync_rename(argv[1], buf, len);
+	for (unsigned long r = 0; r < reps; r++) {
+		uint64_t t0, gen, base;
+
+		t0 = now_ns();
+		if (imexctl_cdi_generate(ctx, argv[0], NULL, 0, "bench", &opts, NULL) < 0)
+			die("cdi generate: %s", imexctl_errmsg(ctx));
+		gen = now_ns() - t0;
+		t0 = now_ns();
+		write_fsync_rename(argv[1], buf, len);
+		base = now_ns() - t0;
+		sample("cdi_spec", gen / 1e3, base / 1e3);
+	}
+	fprintf(stderr, "cdi: spec of %zu bytes\n", len);
+	free(buf);
+	free(path);
+	imexctl_free(ctx);
+	return 0;
+}

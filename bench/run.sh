@@ -1,0 +1,110 @@
+#!/bin/bash
+# `make bench`: run every benchmark, print one table, write it as JSON.
+#   bench/run.sh [--quick] [--reps N] [--no-cluster] [--json FILE]
+# Every figure is a ratio against a baseline taken in the same run on the
+# same (virtual) machine: absolute times on shared, emulated machines mean
+# little.  Goals are printed, never asserted; the exit status is 1 only if
+# a benchmark could not run.  --quick (for `make check`): one short
+# repetition of the single-VM and simulator benchmarks and a loopback run
+# of the cluster programs, to prove they still work; its figures mean
+# nothing.  Raw lines and logs: bench/results.raw, bench/results.log.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+repo=$(pwd -P)
+quick=0 reps=5 cluster=1 json=bench/results.json
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; shift ;;
+	--reps) reps=$2; shift 2 ;;
+	--no-cluster) cluster=0; shift ;;
+	--json) json=$2; shift 2 ;;
+	*) echo "usage: bench/run.sh [--quick] [--reps N] [--no-cluster] [--json FILE]" >&2; exit 2 ;;
+	esac
+done
+if [ "$quick" = 1 ]; then
+	reps=1 open_iter=2000 resolve_iter=20000 ndom=4 cluster=0
+	json=${json/results.json/results-quick.json}
+else
+	open_iter=20000 resolve_iter=1000000 ndom=64
+fi
+kver=${IMEX_KVER:-$(tools/kver.sh)} || exit 2
+raw=${json%.json}.raw
+log=${json%.json}.log
+work=$(mktemp -d "${TMPDIR:-/tmp}/imex-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+: > "$raw"
+: > "$log"
+failed=0
+step() { echo "bench: $*" | tee -a "$log" >&2; }
+bad() { echo "bench: FAILED: $*" | tee -a "$log" >&2; failed=1; }
+
+step "building"
+{ make -s -C bench all && make -s -C tests all && make -s -C tests/sim build/imex-sim; } >> "$log" 2>&1 ||
+	{ bad "build (see $log)"; exit 1; }
+{
+	echo "meta mode $([ "$quick" = 1 ] && echo quick || echo full)"
+	echo "meta repetitions $reps"
+	echo "meta kernel $kver"
+	echo "meta host_cpus $(nproc)"
+	echo "meta commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+} >> "$raw"
+
+# 144-node create in the simulator: simulated time against the simulated
+# RTT, messages against N.  Deterministic: one run is every run.  The
+# two-phase count is the protocol's own (QUERY_FREE..ACK); "all" adds the
+# mesh set-up and heartbeats that happen to fall before the create is done.
+step "simulator: 144-node create"
+if out=$(tests/sim/build/imex-sim --scale --nodes 144 2>&1); then
+	echo "$out" >> "$log"
+	line=$(printf '%s\n' "$out" | grep '^scale: create over')
+	ms=$(printf '%s\n' "$line" | sed -n 's/.* in \([0-9.]*\) ms = .*/\1/p')
+	rtt=$(printf '%s\n' "$line" | sed -n 's/.* RTT \([0-9.]*\) ms).*/\1/p')
+	msgs=$(printf '%s\n' "$out" | sed -n 's/.*two-phase messages \([0-9]*\) .*/\1/p')
+	all=$(printf '%s\n' "$out" | sed -n 's/.*all messages \([0-9]*\) .*/\1/p')
+	if [ -n "$ms" ] && [ -n "$rtt" ] && [ -n "$msgs" ] && [ -n "$all" ]; then
+		{ echo "sample sim_create_time $ms $rtt"; echo "sample sim_create_msgs $msgs 144"
+		  echo "sample sim_create_msgs_all $all 144"; } >> "$raw"
+	else
+		bad "cannot read the simulator's output"
+	fi
+else
+	echo "$out" >> "$log"
+	bad "imex-sim --scale failed (see $log)"
+fi
+
+step "single VM: memory, CDI, open+close, resolve ($reps repetition(s))"
+if tests/vm/run.sh --kver "$kver" --quiet --mem 1024 --cpus 2 --timeout 900 \
+	--module-args "fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7" \
+	--out "$work/vm" -- sh bench/vm-single.sh "$reps" "$open_iter" "$resolve_iter" "$ndom" >> "$log" 2>&1; then
+	cat "$work/vm/test.log" >> "$log"
+else
+	cat "$work/vm/test.log" >> "$log" 2>/dev/null
+	bad "the single-VM benchmarks (see $log)"
+fi
+# What a failed run measured before it failed still counts.
+grep -s -e '^sample ' "$work/vm/raw.txt" >> "$raw"
+
+if [ "$cluster" = 1 ]; then
+	step "3 VMs: create, restart, import, imexd memory ($reps repetition(s))"
+	bench/cluster.sh "$reps" "$repo/$raw" >> "$log" 2>&1 || bad "the cluster benchmarks (see $log)"
+else
+	# The cluster programs still run, over loopback, so they cannot rot.
+	step "cluster benchmarks not run; their programs over loopback"
+	bench/imex-bench tcp-server 7900 300 > "$work/srv.log" 2>&1 &
+	srv=$!
+	sleep 0.5
+	{ bench/imex-bench tcp-client 127.0.0.1 7900 300 1 200 &&
+	  bench/imex-bench tcp-client 127.0.0.1 7900 300 16 20 &&
+	  bench/imex-bench elapsed true; } >> "$log" 2>&1 || bad "the TCP baseline programs"
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	why="cluster not run ($([ "$quick" = 1 ] && echo quick mode || echo --no-cluster))"
+	for n in import_latency import_throughput domain_create daemon_restart imexd_rss; do
+		echo "skip $n $why" >> "$raw"
+	done
+fi
+
+step "results"
+bench/imex-bench report "$raw" "$json" | tee -a "$log" || failed=1
+echo "bench: JSON in $json, raw lines in $raw, log in $log" >&2
+exit "$failed"
