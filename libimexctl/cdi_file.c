@@ -232,7 +232,8 @@ IMEXCTL_API int imexctl_cdi_remove(struct imexctl *ctx, const char *id,
 	r = imexctl_cdi_spec_path(ctx, opts, id, &full);
 	if (r < 0)
 		return r;
-	if (unlink(full) < 0) {
+	/* imexctl_err() returns its (negative) err: full is set here. */
+	if (unlink(full) < 0) { // NOLINT(clang-analyzer-core.NonNullParamChecker)
 		r = -errno;
 		if (r == -ENOENT)
 			imexctl_err(ctx, r, "no CDI spec with id '%s' (%s): see 'imexctl cdi list'",

@@ -132,7 +132,6 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 	if (r < 0)
 		goto out;
 
-	r = -ENOMEM;
 	snprintf(kind, sizeof(kind), "%s/%s", imexctl_cdi_vendor(opts),
 		 imexctl_cdi_class(opts));
 	spec = json_object_new_object();
