@@ -11,7 +11,8 @@ export PREFIX DESTDIR
 
 SUBDIRS_USER := libimexctl tools imexd tests
 
-.PHONY: all deps kmod user check check-unit check-vm demo install uninstall clean
+.PHONY: all deps kmod user check check-unit check-ops check-vm bench demo docs install uninstall \
+	dkms-install dkms-uninstall clean lint fuzz check-debug check-debug-cluster
 
 all: kmod user
 
@@ -27,13 +28,45 @@ user:
 check: deps
 	$(MAKE) all
 	$(MAKE) check-unit
+	$(MAKE) lint LINT_SPARSE=no LINT_CHECKS="checkpatch cppcheck"
+	$(MAKE) check-ops
 	$(MAKE) check-vm
+	$(MAKE) -C tests check-bench
 
 check-unit:
 	$(MAKE) -C tests check-unit
 
+# checkpatch, cppcheck, clang-tidy (tools/lint.sh) and sparse through kbuild.
+# `make check` passes LINT_SPARSE=no (check-vm builds the module with
+# sparse) and, until imexd is clean of them, leaves clang-tidy out.
+LINT_SPARSE ?= yes
+LINT_CHECKS ?= checkpatch cppcheck clang-tidy
+lint:
+	tools/lint.sh $(LINT_CHECKS)
+	$(if $(filter yes,$(LINT_SPARSE)),$(MAKE) -C tests check-kbuild)
+
+# Every libFuzzer target for FUZZ_SECONDS (default 600) each; new inputs are
+# kept in build/fuzz/corpus, crashes in build/fuzz/crashes.
+fuzz:
+	$(MAKE) -C tests/fuzz fuzz
+
+# Install, DKMS, man pages, diagrams, and every error message documented.
+check-ops: kmod user
+	$(MAKE) -C tests check-ops
+
 check-vm: kmod user
 	$(MAKE) -C tests check-vm
+
+# The VM suite (check-debug: one node, plus the kernel-interface fuzzer;
+# check-debug-cluster: the multi-VM tests) on a debug kernel built from
+# linux-source-6.1 on first use (tools/debug-kernel.sh, ~10 min on 2 cores).
+check-debug check-debug-cluster: user
+	$(MAKE) -C tests $@
+
+# Benchmarks: ratios against baselines measured in the same run (bench/run.sh).
+bench: kmod user
+	$(MAKE) -C bench all
+	bench/run.sh
 
 demo: deps
 	$(MAKE) all
@@ -47,7 +80,23 @@ uninstall:
 	$(MAKE) -C kmod uninstall
 	@for d in $(SUBDIRS_USER); do $(MAKE) -C $$d uninstall || exit 1; done
 
+# imex.ko under DKMS: rebuilt for every kernel installed later.
+dkms-install:
+	packaging/dkms.sh install
+
+dkms-uninstall:
+	packaging/dkms.sh uninstall
+
+# The diagrams' SVGs are checked in; regenerate those older than their source.
+DIAGRAMS := $(patsubst %.dot,%.svg,$(wildcard Documentation/diagrams/*.dot))
+
+docs: $(DIAGRAMS)
+
+Documentation/diagrams/%.svg: Documentation/diagrams/%.dot
+	dot -Tsvg $< -o $@
+
 clean:
 	$(MAKE) -C kmod clean
+	$(MAKE) -C bench clean
 	@for d in $(SUBDIRS_USER); do $(MAKE) -C $$d clean; done
 	rm -rf build
