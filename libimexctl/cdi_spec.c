@@ -13,7 +13,23 @@
 
 #include "internal.h"
 
-static struct json_object *device_node(uint32_t major,
+/* Keys are literals and each is added once: no copy, no duplicate lookup. */
+#define CDI_KEY_FLAGS (JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY)
+
+static int put(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!v)
+		return -1;
+	return json_object_object_add_ex(o, key, v, CDI_KEY_FLAGS);
+}
+
+/* Values every device node shares, referenced rather than copied. */
+struct node_common {
+	struct json_object *type;
+	struct json_object *major;
+};
+
+static struct json_object *device_node(const struct node_common *nc,
 				       const struct imexctl_cdi_channel *c)
 {
 	struct json_object *n = json_object_new_object();
@@ -22,45 +38,48 @@ static struct json_object *device_node(uint32_t major,
 	if (!n)
 		return NULL;
 	snprintf(path, sizeof(path), IMEXCTL_DEV_DIR "/channel%u", c->id);
-	if (json_object_object_add(n, "path", json_object_new_string(path)) ||
-	    json_object_object_add(n, "type", json_object_new_string("c")) ||
-	    json_object_object_add(n, "major", json_object_new_int64(major)) ||
-	    json_object_object_add(n, "minor", json_object_new_int64(c->id)) ||
-	    json_object_object_add(n, "fileMode", json_object_new_int64(c->mode)) ||
-	    json_object_object_add(n, "uid", json_object_new_int64(c->uid)) ||
-	    json_object_object_add(n, "gid", json_object_new_int64(c->gid))) {
+	if (put(n, "path", json_object_new_string(path)) ||
+	    put(n, "type", json_object_get(nc->type)) ||
+	    put(n, "major", json_object_get(nc->major)) ||
+	    put(n, "minor", json_object_new_int64(c->id)) ||
+	    put(n, "fileMode", json_object_new_int64(c->mode)) ||
+	    put(n, "uid", json_object_new_int64(c->uid)) ||
+	    put(n, "gid", json_object_new_int64(c->gid))) {
 		json_object_put(n);
 		return NULL;
 	}
 	return n;
 }
 
-/* {"name": NAME, "containerEdits": {"deviceNodes": [...]}} */
-static struct json_object *device(const char *name, uint32_t major,
-				  const struct imexctl_cdi_channel *c, size_t n)
+/*
+ * {"name": NAME, "containerEdits": {"deviceNodes": [...]}} over the given
+ * node objects, which the device references (a channel's node object is
+ * shared by its own device and the all-channels device).
+ */
+static struct json_object *device(const char *name, struct json_object **node,
+				  size_t n)
 {
-	struct json_object *dev, *edits, *nodes, *node;
+	struct json_object *dev, *edits, *nodes;
 	size_t i;
 
 	dev = json_object_new_object();
 	edits = json_object_new_object();
-	nodes = json_object_new_array();
+	nodes = json_object_new_array_ext((int)n);
 	if (!dev || !edits || !nodes)
 		goto fail;
 	for (i = 0; i < n; i++) {
-		node = device_node(major, &c[i]);
-		if (!node || json_object_array_add(nodes, node)) {
-			json_object_put(node);
+		if (json_object_array_add(nodes, json_object_get(node[i]))) {
+			json_object_put(node[i]);
 			goto fail;
 		}
 	}
-	if (json_object_object_add(edits, "deviceNodes", nodes)) {
+	if (put(edits, "deviceNodes", nodes)) {
 		nodes = NULL;
 		goto fail;
 	}
 	nodes = NULL;
-	if (json_object_object_add(dev, "name", json_object_new_string(name)) ||
-	    json_object_object_add(dev, "containerEdits", edits)) {
+	if (put(dev, "name", json_object_new_string(name)) ||
+	    put(dev, "containerEdits", edits)) {
 		edits = NULL;
 		goto fail;
 	}
@@ -110,7 +129,8 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 				       size_t n, char **json)
 {
 	struct imexctl_cdi_channel *sorted = NULL;
-	struct json_object *spec = NULL, *devs, *dev;
+	struct json_object *spec = NULL, *devs, *dev, **nodes = NULL;
+	struct node_common nc = { NULL, NULL };
 	const char *all = imexctl_cdi_all_name(opts);
 	char kind[2 * 64 + 2], name[32];
 	const char *text;
@@ -147,16 +167,26 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 		json_object_put(devs);
 		goto nomem;
 	}
+	nc.type = json_object_new_string("c");
+	nc.major = json_object_new_int64(major);
+	nodes = calloc(n, sizeof(*nodes));
+	if (!nc.type || !nc.major || !nodes)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		nodes[i] = device_node(&nc, &sorted[i]);
+		if (!nodes[i])
+			goto nomem;
+	}
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "channel%u", sorted[i].id);
-		dev = device(name, major, &sorted[i], 1);
+		dev = device(name, &nodes[i], 1);
 		if (!dev || json_object_array_add(devs, dev)) {
 			json_object_put(dev);
 			goto nomem;
 		}
 	}
 	if (all[0]) {
-		dev = device(all, major, sorted, n);
+		dev = device(all, nodes, n);
 		if (!dev || json_object_array_add(devs, dev)) {
 			json_object_put(dev);
 			goto nomem;
@@ -180,6 +210,12 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 nomem:
 	r = imexctl_err(ctx, -ENOMEM, "out of memory building the CDI spec");
 out:
+	if (nodes)
+		for (i = 0; i < n; i++)
+			json_object_put(nodes[i]);
+	free(nodes);
+	json_object_put(nc.type);
+	json_object_put(nc.major);
 	json_object_put(spec);
 	free(sorted);
 	return r;
