@@ -36,6 +36,9 @@
 #define CORE_WAIT_MS		500	/* just restarted (votes EINPROGRESS) */
 #define CORE_OUTCOMES		1024	/* outcomes remembered for queries */
 #define CORE_LOGONCE		512	/* (reason, peer, epoch) dedupe slots */
+#define CORE_PEERS_MAX		(4UL * IMEX_MEMBERS_MAX)	/* peers named only by
+					 * a HELLO or a heartbeat (members of
+					 * known domains always get an entry) */
 #define CORE_TOMBSTONE_MS	3600000	/* deleted/evicted defs are remembered */
 #define CORE_NO_TIME		UINT64_MAX
 

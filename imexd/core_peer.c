@@ -413,6 +413,14 @@ static void core_hello(struct imexd_core *core, struct core_conn *c,
 		core_conn_drop(core, c, true);
 		return;
 	}
+	if (core_peer_find(core, name) < 0 && core->npeers >= CORE_PEERS_MAX) {
+		core_log_once(core, "peers-full", c->addr, msg->sender_epoch,
+			      IMEXD_LOG_WARN,
+			      "%s says it is node '%s', which no domain names, and %zu nodes are known already: closing it",
+			      c->addr, name, core->npeers);
+		core_conn_drop(core, c, true);
+		return;
+	}
 	p = core_peer_get(core, name, NULL);
 	pe = &core->peers[p];
 	if (msg->u.hello.proto_max < CORE_PROTO_MIN ||

@@ -200,7 +200,7 @@ static int conn_set_timer(struct conn *c, uint64_t ms)
 	if (!c->timer)
 		return sd_event_add_time_relative(c->net->ev, &c->timer,
 						  CLOCK_MONOTONIC, ms * 1000,
-						  10 * 1000, on_conn_timer, c);
+						  10 * 1000ULL, on_conn_timer, c);
 	r = sd_event_source_set_time_relative(c->timer, ms * 1000);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
@@ -547,7 +547,7 @@ static int conn_parse(struct conn *c)
 		c->in_len -= off;
 	}
 	/* Give back the room a large frame needed. */
-	if (c->in_cap > 4 * IN_INITIAL && c->in_len <= IN_INITIAL) {
+	if (c->in_cap > 4UL * IN_INITIAL && c->in_len <= IN_INITIAL) {
 		uint8_t *p = realloc(c->in, IN_INITIAL);
 
 		if (p) {
@@ -859,13 +859,30 @@ static int on_conn_timer(sd_event_source *s, uint64_t usec, void *ud)
 	return 0;
 }
 
-static unsigned pending_inbound(const struct imexd_net *net)
+/* The host part of "ip:port" or "[v6]:port": its length. */
+static size_t peer_host_len(const char *peer)
 {
+	const char *colon = strrchr(peer, ':');
+
+	return colon ? (size_t)(colon - peer) : strlen(peer);
+}
+
+/* Inbound connections without HELLO: in all, and from @peer's host. */
+static unsigned pending_inbound(const struct imexd_net *net, const char *peer,
+				unsigned *same_host)
+{
+	size_t hlen = peer_host_len(peer);
 	unsigned n = 0;
 
-	for (const struct conn *c = net->conns; c; c = c->next)
-		if (!c->outbound && !c->greeted && c->state != C_CLOSING)
-			n++;
+	*same_host = 0;
+	for (const struct conn *c = net->conns; c; c = c->next) {
+		if (c->outbound || c->greeted || c->state == C_CLOSING)
+			continue;
+		n++;
+		if (peer_host_len(c->peer) == hlen &&
+		    !memcmp(c->peer, peer, hlen))
+			(*same_host)++;
+	}
 	return n;
 }
 
@@ -874,6 +891,7 @@ static void accept_one(struct imexd_net *net, int fd,
 {
 	struct conn *c;
 	char peer[80];
+	unsigned same;
 
 	imexd_sock_name(sa, peer, sizeof(peer));
 	if (net->nconns >= IMEXD_NET_CONNS_MAX) {
@@ -882,9 +900,15 @@ static void accept_one(struct imexd_net *net, int fd,
 		close(fd);
 		return;
 	}
-	if (pending_inbound(net) >= IMEXD_NET_PENDING_MAX) {
+	if (pending_inbound(net, peer, &same) >= IMEXD_NET_PENDING_MAX) {
 		peer_warn(net, "refusing connection from %s: %u connections have not said HELLO yet",
 			  peer, IMEXD_NET_PENDING_MAX);
+		close(fd);
+		return;
+	}
+	if (same >= IMEXD_NET_PENDING_PER_HOST) {
+		peer_warn(net, "refusing connection from %s: %u connections from that host have not said HELLO yet",
+			  peer, same);
 		close(fd);
 		return;
 	}
@@ -984,8 +1008,9 @@ void imexd_net_free(struct imexd_net *net)
 {
 	if (!net)
 		return;
+	/* The head has no prev: conn_destroy() moves net->conns on. */
 	while (net->conns)
-		conn_destroy(net->conns);
+		conn_destroy(net->conns); /* NOLINT(clang-analyzer-unix.Malloc) */
 	imexd_resolver_free(net->resolver);
 	imexd_net_stop_listening(net);
 	sd_event_unref(net->ev);
@@ -1003,7 +1028,7 @@ size_t imexd_net_pending_output(const struct imexd_net *net)
 
 uint16_t imexd_net_listen_port(const struct imexd_net *net)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t len = sizeof(ss);
 
 	if (net->listen_fd < 0 ||

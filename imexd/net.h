@@ -11,7 +11,9 @@
  *   - output queued for a peer that does not read: beyond
  *     IMEXD_NET_OUTQ_MAX bytes the connection is dropped;
  *   - IMEXD_NET_PENDING_MAX inbound connections that have not completed
- *     HELLO (further ones are closed at once), IMEXD_NET_CONNS_MAX in all;
+ *     HELLO, IMEXD_NET_PENDING_PER_HOST of them from one source address (so
+ *     one host cannot take every slot; further ones are closed at once),
+ *     IMEXD_NET_CONNS_MAX connections in all;
  *   - HELLO (and the TLS handshake) within IMEXD_NET_HELLO_TIMEOUT_MS;
  *     outbound connects within the same bound.
  *
@@ -31,6 +33,7 @@
 
 #define IMEXD_NET_OUTQ_MAX		(8u << 20)
 #define IMEXD_NET_PENDING_MAX		64
+#define IMEXD_NET_PENDING_PER_HOST	8
 #define IMEXD_NET_CONNS_MAX		1024
 #define IMEXD_NET_HELLO_TIMEOUT_MS	10000
 #define IMEXD_NET_CLOSE_LINGER_MS	2000	/* flush before a CLOSE */

@@ -425,12 +425,51 @@ static void test_view_change_sends_a_heartbeat_at_once(void **state)
 	tc_done(&t);
 }
 
+/*
+ * HELLO names that no domain knows take a peer entry each, up to
+ * CORE_PEERS_MAX (4 * IMEX_MEMBERS_MAX) in all; past that such a connection
+ * is closed, while the members of known domains still bind.
+ */
+static void test_hello_names_are_bounded(void **state)
+{
+	const size_t peers_max = 4UL * IMEX_MEMBERS_MAX;
+	char name[16];
+	uint64_t conn = 100;
+	size_t i;
+	struct tc t;
+
+	(void)state;
+	start_with_d1(&t, "a");		/* b and c are known: 2 entries */
+	for (i = 0; i < peers_max - 2; i++, conn++) {
+		snprintf(name, sizeof(name), "z%zu", i);
+		tc_bind(&t, conn, name, false);
+		assert_null(tc_find(&t, IMEXD_ACT_CLOSE, 0, conn));
+		assert_int_equal(imexd_core_peer_state(t.core, name),
+				 IMEX_MEMBER_CONNECTED);
+	}
+	snprintf(name, sizeof(name), "z%zu", i);
+	tc_bind(&t, conn, name, false);
+	assert_non_null(tc_find(&t, IMEXD_ACT_CLOSE, 0, conn));
+	assert_null(tc_find(&t, IMEXD_ACT_SEND, IMEXD_MSG_HELLO_ACK, conn));
+	assert_int_equal(imexd_core_peer_state(t.core, name),
+			 IMEX_MEMBER_UNKNOWN);
+	/* A member of d1 is still heard. */
+	conn++;
+	tc_bind(&t, conn, "c", false);
+	assert_null(tc_find(&t, IMEXD_ACT_CLOSE, 0, conn));
+	assert_non_null(tc_find(&t, IMEXD_ACT_SEND, IMEXD_MSG_HELLO_ACK, conn));
+	assert_int_equal(imexd_core_peer_state(t.core, "c"),
+			 IMEX_MEMBER_CONNECTED);
+	tc_done(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_binds_outbound_connection_and_syncs),
 		cmocka_unit_test(test_hello_on_inbound_connection_is_acked),
 		cmocka_unit_test(test_duplicate_connection_keeps_the_one_opened_by_smaller_name),
+		cmocka_unit_test(test_hello_names_are_bounded),
 		cmocka_unit_test(test_stale_instance_is_dropped_and_logged_once),
 		cmocka_unit_test(test_message_before_hello_is_dropped),
 		cmocka_unit_test(test_domain_message_from_non_member_is_dropped),

@@ -8,6 +8,7 @@
  *   test_net CERTDIR    (CERTDIR made by gen-certs.sh)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,15 @@ struct side {
 	bool last_outbound;
 	uint8_t last_type;
 	char last_addr[300];
+	/* test_bounds: messages on one watched connection; an answer of
+	 * echo_len bytes to every other message, through echo_net. */
+	uint64_t up_conn;	/* the newest connection up */
+	uint64_t watch_conn;
+	unsigned watch_msgs;
+	struct imexd_net *echo_net;
+	const uint8_t *echo;
+	size_t echo_len, echo_peak;
+	unsigned echo_refused;
 };
 
 static void on_up(void *data, uint64_t conn, const char *addr, bool outbound)
@@ -56,6 +66,7 @@ static void on_up(void *data, uint64_t conn, const char *addr, bool outbound)
 
 	s->up++;
 	s->last_conn = conn;
+	s->up_conn = conn;
 	s->last_outbound = outbound;
 	snprintf(s->last_addr, sizeof(s->last_addr), "%s", addr);
 }
@@ -83,6 +94,17 @@ static void on_msg(void *data, uint64_t conn, const struct imexd_msg *msg)
 	s->msgs++;
 	s->last_conn = conn;
 	s->last_type = msg->type;
+	if (s->watch_conn && conn == s->watch_conn)
+		s->watch_msgs++;
+	else if (s->echo_net) {
+		size_t q;
+
+		if (imexd_net_send(s->echo_net, conn, s->echo, s->echo_len) == -ENOBUFS)
+			s->echo_refused++;
+		q = imexd_net_pending_output(s->echo_net);
+		if (q > s->echo_peak)
+			s->echo_peak = q;
+	}
 }
 
 static const struct imexd_net_ops ops = {
@@ -106,7 +128,7 @@ static bool run_until(const unsigned *counter, unsigned want, int ms)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
 			return false;
-		sd_event_run(ev, 50 * 1000);
+		sd_event_run(ev, 50 * 1000ULL);
 	}
 }
 
@@ -176,17 +198,30 @@ static int closed_port(uint16_t *port)
 	return fd;
 }
 
-static int raw_connect(uint16_t port)
+/* A TCP connection to 127.0.0.1:@port from the loopback address @src
+ * (NULL: any), so that tests can play several hosts. */
+static int raw_connect_from(const char *src, uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in b = { .sin_family = AF_INET };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && src && (inet_pton(AF_INET, src, &b.sin_addr) != 1 ||
+			       bind(fd, (struct sockaddr *)&b, sizeof(b)) < 0)) {
+		perror("raw bind");
+		exit(2);
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		perror("raw connect");
 		exit(2);
 	}
 	return fd;
+}
+
+static int raw_connect(uint16_t port)
+{
+	return raw_connect_from(NULL, port);
 }
 
 /* Has the server closed @fd?  (Reads without blocking.) */
@@ -273,8 +308,13 @@ static void test_plain(void)
 	/* Too many connections without HELLO. */
 	unsigned before = b.up;
 
-	for (int i = 0; i < 70; i++)
-		fds[i] = raw_connect(pb);
+	/* From ten hosts: fewer than IMEXD_NET_PENDING_PER_HOST each. */
+	for (int i = 0; i < 70; i++) {
+		char src[32];
+
+		snprintf(src, sizeof(src), "127.0.1.%d", i % 10 + 1);
+		fds[i] = raw_connect_from(src, pb);
+	}
 	run_for(500);
 	n = 0;
 	for (int i = 0; i < 70; i++)
@@ -308,6 +348,168 @@ static void test_plain(void)
 	      "a peer that does not read is disconnected (after %d MiB queued)", sends);
 	check(b.down == downs, "... and conn_down is left to the caller");
 	close(slow);
+
+	imexd_net_free(na);
+	imexd_net_free(nb);
+}
+
+/* Run the loop until the server has closed @fd, for at most @ms. */
+static bool run_until_closed(int fd, int ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (raw_closed(fd))
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			return false;
+		sd_event_run(ev, 20 * 1000ULL);
+	}
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* A peer that writes HELLO frames as fast as the socket takes them. */
+struct flooder {
+	int fd;
+	volatile bool stop;
+	volatile unsigned long frames;
+	pthread_t thread;
+};
+
+static void *flood(void *arg)
+{
+	struct flooder *fl = arg;
+	uint8_t *f, buf[64 << 10];
+	size_t len, n = 0;
+
+	hello(IMEXD_MSG_HELLO, "flood", &f, &len);
+	while (n + len <= sizeof(buf)) {
+		memcpy(buf + n, f, len);
+		n += len;
+	}
+	free(f);
+	while (!fl->stop) {
+		ssize_t w = send(fl->fd, buf, n, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			break;
+		fl->frames += (unsigned long)w / len;
+	}
+	return NULL;
+}
+
+static void test_bounds(void)
+{
+	struct side a = { .name = "a" }, b = { .name = "b" };
+	struct imexd_net *nb = mknet(&b, 0, NULL), *na = mknet(&a, 0, NULL);
+	uint16_t pb = imexd_net_listen_port(nb);
+	int fds[IMEXD_NET_PENDING_PER_HOST + 1], fd, other;
+	unsigned msgs, ups, downs;
+	struct flooder fl = { 0 };
+	uint8_t *f, *big;
+	char ab[64];
+	size_t len;
+	bool ok;
+
+	/* Frame size: a header announcing more than IMEXD_BODY_MAX. */
+	hello(IMEXD_MSG_HELLO, "x", &f, &len);
+	put_be32(f + 8, IMEXD_BODY_MAX + 1);
+	fd = raw_connect(pb);
+	msgs = b.msgs;
+	if (write(fd, f, IMEXD_HEADER_LEN) != IMEXD_HEADER_LEN)
+		perror("write");
+	check(run_until_closed(fd, 3000) && b.msgs == msgs,
+	      "bounds: a frame header announcing %u body bytes closes the connection",
+	      IMEXD_BODY_MAX + 1);
+	close(fd);
+	/* ... while exactly IMEXD_BODY_MAX waits for the body. */
+	put_be32(f + 8, IMEXD_BODY_MAX);
+	fd = raw_connect(pb);
+	if (write(fd, f, IMEXD_HEADER_LEN) != IMEXD_HEADER_LEN)
+		perror("write");
+	check(!run_until_closed(fd, 300) && b.msgs == msgs,
+	      "bounds: a header announcing IMEXD_BODY_MAX waits for its body");
+	close(fd);
+	free(f);
+
+	/* Connections per host that have not said HELLO. */
+	ups = b.up;
+	downs = b.down;
+	run_until(&b.down, downs + 2, 3000);
+	downs = b.down;
+	for (int i = 0; i < IMEXD_NET_PENDING_PER_HOST; i++)
+		fds[i] = raw_connect_from("127.0.0.2", pb);
+	check(run_until(&b.up, ups + IMEXD_NET_PENDING_PER_HOST, 3000),
+	      "bounds: %d connections from one host wait for HELLO",
+	      IMEXD_NET_PENDING_PER_HOST);
+	fds[IMEXD_NET_PENDING_PER_HOST] = raw_connect_from("127.0.0.2", pb);
+	check(run_until_closed(fds[IMEXD_NET_PENDING_PER_HOST], 3000) &&
+	      b.up == ups + IMEXD_NET_PENDING_PER_HOST,
+	      "bounds: the next one from that host is closed at once");
+	other = raw_connect_from("127.0.0.3", pb);
+	check(run_until(&b.up, ups + IMEXD_NET_PENDING_PER_HOST + 1, 3000) &&
+	      !raw_closed(other), "bounds: ... while another host still gets in");
+	for (int i = 0; i <= IMEXD_NET_PENDING_PER_HOST; i++)
+		close(fds[i]);
+	close(other);
+	check(run_until(&b.down, downs + IMEXD_NET_PENDING_PER_HOST + 1, 3000),
+	      "bounds: closed connections are released");
+
+	/* One peer floods frames; another peer is still heard. */
+	fl.fd = raw_connect_from("127.0.0.4", pb);
+	if (pthread_create(&fl.thread, NULL, flood, &fl)) {
+		perror("pthread_create");
+		exit(2);
+	}
+	msgs = b.msgs;
+	ok = run_until(&b.msgs, msgs + 10000, 10000);
+	check(ok, "bounds: a flooding peer's frames are decoded (%u)", b.msgs - msgs);
+	addr_of(nb, ab, sizeof(ab));
+	ups = b.up;
+	check(imexd_net_connect(na, ab) == 0 && run_until(&a.up, 1, 3000) &&
+	      run_until(&b.up, ups + 1, 3000),
+	      "bounds: another peer connects during the flood");
+	/* b's fields are read by the callbacks nb was given &b for. */
+	b.watch_conn = b.up_conn; /* cppcheck-suppress unreadVariable */
+	hello(IMEXD_MSG_HELLO, "a", &f, &len);
+	for (unsigned i = 1; i <= 3; i++) {
+		imexd_net_send(na, a.last_conn, f, len);
+		check(run_until(&b.watch_msgs, i, 3000),
+		      "bounds: the other peer's frame %u arrives during the flood (%lu flood frames sent)",
+		      i, fl.frames);
+	}
+	free(f);
+	/* Every flood frame asks for an answer the flooder never reads. */
+	big = calloc(1, 64 << 10);
+	b.echo_net = nb;
+	b.echo = big;		/* cppcheck-suppress unreadVariable */
+	b.echo_len = 64 << 10;	/* cppcheck-suppress unreadVariable */
+	check(run_until(&b.echo_refused, 1, 20000),
+	      "bounds: answers to a peer that does not read are refused past IMEXD_NET_OUTQ_MAX");
+	check(b.echo_peak <= IMEXD_NET_OUTQ_MAX,
+	      "bounds: queued output stayed within %u bytes (peak %zu)",
+	      IMEXD_NET_OUTQ_MAX, b.echo_peak);
+	b.echo_net = NULL;	/* cppcheck-suppress redundantAssignment */
+	fl.stop = true;
+	shutdown(fl.fd, SHUT_RDWR);
+	pthread_join(fl.thread, NULL);
+	close(fl.fd);
+	free(big);
+	msgs = b.watch_msgs;
+	hello(IMEXD_MSG_HELLO, "a", &f, &len);
+	imexd_net_send(na, a.last_conn, f, len);
+	free(f);
+	check(run_until(&b.watch_msgs, msgs + 1, 3000),
+	      "bounds: the other peer is still served after the flooder is dropped");
 
 	imexd_net_free(na);
 	imexd_net_free(nb);
@@ -422,6 +624,7 @@ int main(int argc, char **argv)
 		return 2;
 	test_split();
 	test_plain();
+	test_bounds();
 	test_tls(argv[1]);
 	sd_event_unref(ev);
 	printf("%d passed, %d failed\n", passed, failed);
