@@ -357,11 +357,14 @@ int imexd_config_parse(struct imexd_config *cfg, const char *path,
 	struct pos p = { path ? path : "imexd.conf", 0, err, errlen };
 	unsigned int seen[NKEYS] = { 0 };
 	struct imexd_config tmp;
-	const char *s = text, *end = text + len, *nl;
+	const char *s, *end, *nl;
 	int ret;
 
 	if (!cfg || (!text && len))
 		return fail(&p, "nothing to parse");
+	/* No arithmetic on NULL: an empty text may come as (NULL, 0). */
+	s = text ? text : "";
+	end = s + len;
 	tmp = *cfg;
 	while (s < end) {
 		p.line++;

@@ -47,7 +47,7 @@ static void core_cc_gc(struct imexd_core *core)
 		if (cc->done && cc->local != LOC_PREPARING &&
 		    cc->local != LOC_COMMITTING && cc->local != LOC_ABORTING) {
 			memmove(&core->cc[i], &core->cc[i + 1],
-				(core->ncc - i - 1) * sizeof(cc));
+				(core->ncc - i - 1) * sizeof(struct core_cchange *));
 			core->ncc--;
 			core_cc_release(cc);
 			core->wanted_dirty = true;

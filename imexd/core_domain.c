@@ -89,7 +89,8 @@ struct core_domain *core_dom_add(struct imexd_core *core,
 		abort();
 	if (core->ndoms == core->doms_cap) {
 		size_t cap = core->doms_cap ? core->doms_cap * 2 : 16;
-		struct core_domain **n = realloc(core->doms, cap * sizeof(*n));
+		struct core_domain **n = realloc(core->doms,
+						 cap * sizeof(struct core_domain *));
 
 		if (!n)
 			abort();
@@ -128,7 +129,7 @@ void core_dom_remove(struct imexd_core *core, struct core_domain *d)
 		if (core->doms[i] != d)
 			continue;
 		memmove(&core->doms[i], &core->doms[i + 1],
-			(core->ndoms - i - 1) * sizeof(d));
+			(core->ndoms - i - 1) * sizeof(struct core_domain *));
 		core->ndoms--;
 		break;
 	}

@@ -100,8 +100,8 @@ void core_heartbeat_in(struct imexd_core *core, int p,
 	uint8_t *nv;
 	size_t i;
 
-	if (n > IMEX_MEMBERS_MAX * 4)
-		n = IMEX_MEMBERS_MAX * 4;
+	if (n > IMEX_MEMBERS_MAX * 4UL)
+		n = IMEX_MEMBERS_MAX * 4UL;
 	/*
 	 * Peers we have not heard of yet get an entry (no address, so not
 	 * dialled): a domain created a moment later needs this view of them,
@@ -115,7 +115,7 @@ void core_heartbeat_in(struct imexd_core *core, int p,
 			continue;
 		if (!strcmp(e->name, core->cfg.node_name))
 			self = e->state;
-		else if (e->name[0] && core->npeers < 4 * IMEX_MEMBERS_MAX)
+		else if (e->name[0] && core->npeers < 4UL * IMEX_MEMBERS_MAX)
 			idx[i] = core_peer_get(core, e->name, NULL);
 	}
 	pe = &core->peers[p];

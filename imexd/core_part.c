@@ -101,7 +101,7 @@ static void core_pc_gc(struct imexd_core *core)
 
 		if (pc->done) {
 			memmove(&core->pc[i], &core->pc[i + 1],
-				(core->npc - i - 1) * sizeof(pc));
+				(core->npc - i - 1) * sizeof(struct core_pchange *));
 			core->npc--;
 			core_pc_release(pc);
 			core->wanted_dirty = true;
@@ -306,7 +306,8 @@ static void core_pc_prepare(struct imexd_core *core, int p,
 	pc->phase = PP_PREPARING;
 	if (core->npc == core->pc_cap) {
 		size_t cap = core->pc_cap ? core->pc_cap * 2 : 8;
-		struct core_pchange **n = realloc(core->pc, cap * sizeof(*n));
+		struct core_pchange **n = realloc(core->pc,
+						 cap * sizeof(struct core_pchange *));
 
 		if (!n)
 			abort();
@@ -568,11 +569,13 @@ void core_pc_sync_seen(struct imexd_core *core, int p,
 	if (def->generation == gen && core_def_same(def, &pc->newdef) &&
 	    !(def->flags & IMEXD_DEF_DELETED && pc->op != IMEX_CHANGE_DELETE)) {
 		core_pc_commit(core, pc);
-	} else if (def->generation >= gen || (def->flags & IMEXD_DEF_DELETED)) {
-		/* Superseded: whatever it was, the newer one wins. */
-		core_pc_abort(core, pc, false);
-	} else if (pc->coord_restarted && !strcmp(core->peers[p].name, pc->coord)) {
-		/* Its coordinator is back without it: it never committed. */
+	} else if (def->generation >= gen || (def->flags & IMEXD_DEF_DELETED) ||
+		   (pc->coord_restarted &&
+		    !strcmp(core->peers[p].name, pc->coord))) {
+		/*
+		 * Superseded (whatever it was, the newer one wins), or its
+		 * coordinator is back without it: it never committed.
+		 */
 		core_pc_abort(core, pc, false);
 	}
 	core_pc_gc(core);

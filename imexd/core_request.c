@@ -412,7 +412,8 @@ void core_cc_request(struct imexd_core *core, const struct imexd_request *r)
 	}
 	if (core->ncc == core->cc_cap) {
 		size_t cap = core->cc_cap ? core->cc_cap * 2 : 8;
-		struct core_cchange **n = realloc(core->cc, cap * sizeof(*n));
+		struct core_cchange **n = realloc(core->cc,
+						  cap * sizeof(struct core_cchange *));
 
 		if (!n)
 			abort();

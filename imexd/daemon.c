@@ -92,7 +92,7 @@ static void note_domain(struct daemon *d, const struct imexd_domain_status *st)
 		if (!strcmp(d->doms[i].name, st->name))
 			break;
 	if (i == d->ndoms) {
-		if (d->ndoms == 2 * IMEX_DOMAINS_MAX)
+		if (d->ndoms == 2UL * IMEX_DOMAINS_MAX)
 			d->ndoms = 0;	/* stale names: start over */
 		i = d->ndoms++;
 		snprintf(d->doms[i].name, sizeof(d->doms[i].name), "%s", st->name);
@@ -134,7 +134,7 @@ static void update_status(struct daemon *d)
 	d->status_dirty = false;
 	n = imexd_core_domains(d->core, NULL);
 	if (n) {
-		defs = calloc(n, sizeof(*defs));
+		defs = calloc(n, sizeof(const struct imexd_def *));
 		if (!defs)
 			return;
 		n = imexd_core_domains(d->core, defs);
@@ -308,8 +308,11 @@ static void test_fault(const struct imexd_action *a)
 {
 	static const char *fault;
 
-	if (!fault)
-		fault = getenv("IMEXD_TEST_FAULT") ? getenv("IMEXD_TEST_FAULT") : "";
+	if (!fault) {
+		fault = getenv("IMEXD_TEST_FAULT");
+		if (!fault)
+			fault = "";
+	}
 	if (strcmp(fault, "kill-before-commit"))
 		return;
 	if (a->type == IMEXD_ACT_KERNEL_COMMIT ||
@@ -610,7 +613,7 @@ static int on_stop_poll(sd_event_source *s, uint64_t usec, void *ud)
 		sd_event_exit(d->ev, 0);
 		return 0;
 	}
-	sd_event_source_set_time_relative(s, STOP_POLL_MS * 1000);
+	sd_event_source_set_time_relative(s, STOP_POLL_MS * 1000ULL);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;
 }
@@ -983,7 +986,7 @@ int imexd_daemon_run(const struct imexd_config *cfg,
 	d.cfg = *cfg;
 	d.opts = opts;
 	imexd_log_set_level(cfg->log_level);
-	d.doms = calloc(2 * IMEX_DOMAINS_MAX, sizeof(*d.doms));
+	d.doms = calloc(2UL * IMEX_DOMAINS_MAX, sizeof(*d.doms));
 	if (!d.doms) {
 		log_err("out of memory");
 		return 1;

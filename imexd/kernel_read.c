@@ -38,7 +38,7 @@ static int on_domain_name(struct nl_msg *m, void *arg)
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		void *p;
 
-		if (cap > IMEX_DOMAINS_MAX * 2) {
+		if (cap > IMEX_DOMAINS_MAX * 2UL) {
 			l->err = -E2BIG;
 			return NL_SKIP;
 		}

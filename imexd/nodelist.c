@@ -366,7 +366,7 @@ int imexd_nodelist_parse(const char *path, const char *text, size_t len,
 			 struct imexd_member **out, size_t *n, char *err,
 			 size_t errlen)
 {
-	const char *s = text, *end = text + len, *nl;
+	const char *s, *end, *nl;
 	struct imexd_member *ms, *shrunk;
 	struct seen *seen;
 	unsigned int line = 0;
@@ -377,6 +377,9 @@ int imexd_nodelist_parse(const char *path, const char *text, size_t len,
 		path = "nodes";
 	if ((!text && len) || !out || !n)
 		return fail(err, errlen, "%s: nothing to parse", path);
+	/* No arithmetic on NULL: an empty text may come as (NULL, 0). */
+	s = text ? text : "";
+	end = s + len;
 	ms = calloc(IMEX_MEMBERS_MAX, sizeof(*ms));
 	seen = calloc(IMEX_MEMBERS_MAX, sizeof(*seen));
 	if (!ms || !seen) {

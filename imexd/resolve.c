@@ -45,7 +45,8 @@ static void *worker(void *arg)
 	j->result = getaddrinfo(j->host, j->port, &hints, &j->res);
 	j->sys_errno = errno;
 	/* A pointer is far below PIPE_BUF: written whole or not at all. */
-	if (write(j->wfd, &j, sizeof(j)) != (ssize_t)sizeof(j)) {
+	if (write(j->wfd, &j, sizeof(struct job *)) !=
+	    (ssize_t)sizeof(struct job *)) {
 		/* The resolver is gone: the job is ours to free. */
 		if (j->res)
 			freeaddrinfo(j->res);
@@ -102,7 +103,7 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *ud)
 	(void)s;
 	(void)revents;
 	n = read(fd, jobs, sizeof(jobs));
-	for (size_t i = 0; n > 0 && i < (size_t)n / sizeof(jobs[0]); i++) {
+	for (size_t i = 0; n > 0 && i < (size_t)n / sizeof(struct job *); i++) {
 		struct job *j = jobs[i];
 		struct addrinfo *res = j->res;
 		uint64_t tag = j->tag;
@@ -165,7 +166,8 @@ void imexd_resolver_free(struct imexd_resolver *r)
 	}
 	sd_event_source_disable_unref(r->src);
 	/* Finished look-ups still in the pipe. */
-	while (read(r->pipe[0], &j, sizeof(j)) == (ssize_t)sizeof(j)) {
+	while (read(r->pipe[0], &j, sizeof(struct job *)) ==
+	       (ssize_t)sizeof(struct job *)) {
 		if (j->res)
 			freeaddrinfo(j->res);
 		free(j);

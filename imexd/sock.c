@@ -57,13 +57,11 @@ int imexd_sock_split_addr(const char *addr, uint16_t default_port, char *host,
 			return -EINVAL;
 	} else {
 		colon = strchr(addr, ':');
-		if (colon && strchr(colon + 1, ':')) {
-			hl = strlen(addr);	/* a bare IPv6 address */
-		} else if (colon) {
+		if (colon && !strchr(colon + 1, ':')) {
 			hl = (size_t)(colon - addr);
 			p = colon + 1;
 		} else {
-			hl = strlen(addr);
+			hl = strlen(addr);	/* no port, or a bare IPv6 address */
 		}
 	}
 	if (!hl || hl >= hostlen)

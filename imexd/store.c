@@ -391,7 +391,7 @@ static int channel_from(const struct jctx *c, json_object *e,
 			struct imexd_channel *ch)
 {
 	static const char *const keys[] = { "id", "uid", "gid", "mode" };
-	uint64_t id, uid, gid;
+	uint64_t id = 0, uid = 0, gid = 0;
 
 	if (check_keys(c, e, "channels[]", keys, 4) ||
 	    get_uint(c, e, "id", IMEX_CHANNELS_MAX - 1, &id) ||
@@ -434,7 +434,7 @@ static int def_from(const struct jctx *c, json_object *o, struct imexd_def *d)
 		"version", "name", "uuid", "generation", "deleted",
 		"fabric_uuid", "partition", "members", "channels",
 	};
-	uint64_t version, part;
+	uint64_t version = 0, part = 0;
 	json_object *del;
 	const char *why;
 	int ret;

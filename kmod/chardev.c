@@ -69,8 +69,10 @@ struct imex_chdev *imex_chdev_add(u32 id, kuid_t uid, kgid_t gid,
 	cd->uid = uid;
 	cd->gid = gid;
 	device_initialize(&cd->dev);
-	/* No power management: skips the power/ sysfs group, a third of a
-	 * channel's kernel memory. */
+	/*
+	 * No power management: skips the power/ sysfs group, a third of a
+	 * channel's kernel memory.
+	 */
 	device_set_pm_not_required(&cd->dev);
 	cd->dev.class = imex_class;
 	cd->dev.type = &imex_chdev_type;

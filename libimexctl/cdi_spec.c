@@ -169,7 +169,7 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 	}
 	nc.type = json_object_new_string("c");
 	nc.major = json_object_new_int64(major);
-	nodes = calloc(n, sizeof(*nodes));
+	nodes = calloc(n, sizeof(struct json_object *));
 	if (!nc.type || !nc.major || !nodes)
 		goto nomem;
 	for (i = 0; i < n; i++) {

@@ -7,6 +7,12 @@
 #
 # checkpatch.pl is not packaged on its own: it is taken once from Debian's
 # linux-source-6.1 tarball into IMEX_LINT_CACHE (default /var/cache/imex).
+#
+# clang-tidy runs one file per process, $(nproc) at a time.  A file found
+# clean is remembered in build/lint/tidy/ under a hash of its preprocessed
+# text (every header it includes, comments and so NOLINTs kept), its flags,
+# the .clang-tidy files and clang-tidy's version: it is checked again only when
+# one of those changes.  IMEX_LINT_NOCACHE=1 checks every file.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -39,15 +45,24 @@ checkpatch() {
 	perl "$cp" $opts --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kmod/compat.h
 }
 
-# Each directory with the include paths its Makefile gives it.
-DIRS="libimexctl tools/imexctl imexd tests/unit tests/imexd tests/core tests/sim
-tests/kmod tests/imexd-net tests/fuzz tests/kfuzz"
+# Each directory with the include paths its Makefile gives it.  Kernel
+# code (kmod/, the test module in tests/kmod/kapi/) has checkpatch and
+# sparse instead.
+DIRS="libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
+tests/imexd tests/core tests/sim tests/kmod tests/imexd-net tests/fuzz
+tests/kfuzz"
+
+# User-space C files under $1.
+srcs() {
+	files "$1" | grep '\.c$' | grep -v '^tests/kmod/kapi/'
+}
 
 incs() {
 	i="-Iinclude/uapi -I$1"
 	case $1 in
 	libimexctl) i="$i -Ilibimexctl/include" ;;
 	tools/imexctl|tests/unit) i="$i -Ilibimexctl -Ilibimexctl/include -Itools/imexctl" ;;
+	tools/imex-share|bench) i="$i -Ilibimexctl/include" ;;
 	tests/fuzz) i="$i -Iimexd -Ilibimexctl -Ilibimexctl/include" ;;
 	tests/*) i="$i -Iimexd" ;;
 	esac
@@ -59,7 +74,7 @@ incs() {
 cppcheck_all() {
 	r=0
 	for d in $DIRS; do
-		f=$(files "$d" | grep '\.c$')
+		f=$(srcs "$d")
 		[ -n "$f" ] || continue
 		# shellcheck disable=SC2046,SC2086
 		cppcheck --quiet --error-exitcode=1 \
@@ -71,33 +86,74 @@ cppcheck_all() {
 	return $r
 }
 
-clang_tidy_all() {
-	pkgs=$(pkg-config --cflags libnl-genl-3.0 json-c libkmod libsystemd openssl cmocka 2>/dev/null)
-	r=0
-	for d in $DIRS; do
-		f=$(files "$d" | grep '\.c$')
-		[ -n "$f" ] || continue
-		# shellcheck disable=SC2086
-		printf '%s\n' $f | xargs -P "$JOBS" -n 4 sh -c \
-			'clang-tidy --quiet "$@" -- -std=gnu11 -D_GNU_SOURCE '"$(incs "$d") $pkgs"' 2>&1 |
-			 grep -v -e "warnings generated" -e "^Suppressed" -e "Use -header-filter" \
-				 -e "^Use -system-headers"; exit 0' sh
-	done > build/lint-tidy.log
-	if grep -q -E '(warning|error):' build/lint-tidy.log; then
-		cat build/lint-tidy.log
-		r=1
+TIDY_CACHE=build/lint/tidy
+
+# One file: tools/lint.sh --tidy-one DIR FILE (from clang_tidy_all).  Its
+# findings go to stdout; exit 1 if there are any.
+tidy_one() {
+	d=$1 f=$2
+	# shellcheck disable=SC2046,SC2086
+	set -- -std=gnu11 -D_GNU_SOURCE $(incs "$d") $TIDY_PKGS
+	if [ "${IMEX_LINT_NOCACHE:-0}" != 1 ]; then
+		# If the file does not preprocess, no key: clang-tidy says why.
+		key=$({ echo "$f $*"; echo "$TIDY_VERSION"
+			clang -E -CC "$@" "$f" 2>/dev/null || echo "cpp failed $$"; } |
+			sha256sum | cut -d' ' -f1)
+		[ -f "$TIDY_CACHE/$key" ] && return 0
 	fi
-	return $r
+	out=$(clang-tidy --quiet "$f" -- "$@" 2>&1)
+	st=$?
+	out=$(printf '%s\n' "$out" | grep -v -e "warnings generated" \
+		-e "^Suppressed" -e "Use -header-filter" -e "^Use -system-headers")
+	if [ $st -ne 0 ] || printf '%s\n' "$out" | grep -q -E '(warning|error):'; then
+		printf '%s\n' "$out"
+		return 1
+	fi
+	[ "${IMEX_LINT_NOCACHE:-0}" = 1 ] || : > "$TIDY_CACHE/$key"
 }
+
+clang_tidy_all() {
+	TIDY_PKGS=$(pkg-config --cflags libnl-genl-3.0 json-c libkmod libsystemd openssl cmocka 2>/dev/null)
+	# The version and every .clang-tidy (tests/ and bench/ have their own).
+	# shellcheck disable=SC2046
+	TIDY_VERSION=$({ clang-tidy --version
+		cat $(git ls-files -co --exclude-standard -- '*.clang-tidy'); } |
+		sha256sum)
+	export TIDY_PKGS TIDY_VERSION
+	mkdir -p "$TIDY_CACHE" || return 2
+	for d in $DIRS; do
+		for f in $(srcs "$d"); do
+			printf '%s %s\n' "$d" "$f"
+		done
+	done | xargs -P "$JOBS" -n 2 tools/lint.sh --tidy-one > build/lint-tidy.log
+	r=$?
+	if [ -s build/lint-tidy.log ] || [ $r -ne 0 ]; then
+		cat build/lint-tidy.log
+		return 1
+	fi
+	return 0
+}
+
+if [ "${1:-}" = --tidy-one ]; then
+	tidy_one "$2" "$3"
+	exit
+fi
 
 mkdir -p build
 for w in $what; do
+	start=$(date +%s)
 	case $w in
-	checkpatch) checkpatch || { echo "lint: checkpatch: findings above"; rc=1; } ;;
-	cppcheck) cppcheck_all || { echo "lint: cppcheck: findings above"; rc=1; } ;;
-	clang-tidy) clang_tidy_all || { echo "lint: clang-tidy: findings above"; rc=1; } ;;
+	checkpatch) checkpatch ;;
+	cppcheck) cppcheck_all ;;
+	clang-tidy) clang_tidy_all ;;
 	*) echo "lint: unknown check '$w'" >&2; exit 2 ;;
 	esac
-	[ $rc -eq 0 ] && echo "lint: $w clean"
+	st=$? secs=$(($(date +%s) - start))
+	if [ $st -eq 0 ]; then
+		echo "lint: $w clean (${secs}s)"
+	else
+		echo "lint: $w: findings above (${secs}s)"
+		rc=1
+	fi
 done
 exit $rc

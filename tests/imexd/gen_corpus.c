@@ -67,7 +67,7 @@ static void valid_seeds(void)
 					   "remove-channels", "set-members" };
 	struct imexd_msg m;
 	char name[64];
-	uint8_t t, i;
+	unsigned int t, i;
 
 	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
 		sample_msg(&m, t);
@@ -212,13 +212,13 @@ static size_t chan_unsorted(uint8_t *f, size_t len)
 
 static size_t chan_huge(uint8_t *f, size_t len)
 {
-	put_be32(f + len - 4 * 14 - 4, 0xffffffffu);
+	put_be32(f + len - 4UL * 14 - 4, 0xffffffffu);
 	return len;
 }
 
 static size_t chan_short(uint8_t *f, size_t len)
 {
-	put_be32(f + len - 4 * 14 - 4, 5);
+	put_be32(f + len - 4UL * 14 - 4, 5);
 	return len;
 }
 

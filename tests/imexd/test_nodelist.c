@@ -249,7 +249,7 @@ static void test_members_max_is_the_limit(void **state)
 {
 	struct imexd_member *ms = NULL;
 	size_t n = 0, i, len = 0;
-	char *text = malloc(32 * (IMEX_MEMBERS_MAX + 1)), err[256];
+	char *text = malloc(32UL * (IMEX_MEMBERS_MAX + 1)), err[256];
 
 	(void)state;
 	for (i = 0; i < IMEX_MEMBERS_MAX; i++)

@@ -117,15 +117,22 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	char err[256];
 
-	if (!f || !(f->dir = make_tmpdir()))
+	if (!f)
 		return -1;
+	f->dir = make_tmpdir();
+	if (!f->dir)
+		goto fail;
 	snprintf(f->domains, sizeof(f->domains), "%s/domains", f->dir);
 	if (imexd_store_open(&f->store, f->dir, err, sizeof(err))) {
 		fprintf(stderr, "store_open: %s\n", err);
-		return -1;
+		goto fail;
 	}
 	*state = f;
 	return 0;
+fail:
+	free(f->dir);
+	free(f);
+	return -1;
 }
 
 static int teardown(void **state)

@@ -136,7 +136,7 @@ static void round_trip(const struct imexd_msg *m)
 static void test_every_type_round_trips(void **state)
 {
 	struct imexd_msg m;
-	uint8_t t;
+	unsigned int t;
 
 	(void)state;
 	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
@@ -375,7 +375,7 @@ static void sync_frame(struct fb *f, const char *name, uint8_t flags,
 	}
 	fb_be(f, nc_claim ? nc_claim : nc, 4);
 	for (i = 0; i < nc; i++) {
-		fb_be(f, ch[2 * i], 4);
+		fb_be(f, ch[2 * (size_t)i], 4);
 		fb_be(f, 0, 4);
 		fb_be(f, 0, 4);
 		fb_be(f, ch[2 * i + 1], 2);
@@ -1022,7 +1022,7 @@ static void test_malformed_frames_are_refused_untouched(void **state)
 
 		bad_cases[i].build(&f);
 		memset(&m, 0xa5, sizeof(m));
-		before = m;
+		memcpy(&before, &m, sizeof(m));
 		why = NULL;
 		ret = imexd_msg_decode(f.n ? f.b : NULL, f.n, &m, &why);
 		if (ret != bad_cases[i].err)
@@ -1033,6 +1033,8 @@ static void test_malformed_frames_are_refused_untouched(void **state)
 			fail_msg("%s: reason '%s', expected '%s'",
 				 bad_cases[i].name, why ? why : "(none)",
 				 bad_cases[i].why);
+		/* Padding too, on purpose: before is a byte copy of m. */
+		/* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison) */
 		if (memcmp(&m, &before, sizeof(m)))
 			fail_msg("%s: the output was changed", bad_cases[i].name);
 	}
@@ -1073,7 +1075,7 @@ static void test_every_truncation_is_refused(void **state)
 	struct imexd_msg m, d;
 	uint8_t *f = NULL, *cut;
 	size_t n = 0, k;
-	uint8_t t;
+	unsigned int t;
 
 	(void)state;
 	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
@@ -1100,8 +1102,7 @@ static void test_byte_flips_round_trip_or_fail(void **state)
 	struct imexd_msg m, d;
 	uint8_t *f = NULL, *g = NULL;
 	size_t n = 0, n2, k;
-	unsigned int v;
-	uint8_t t;
+	unsigned int v, t;
 
 	(void)state;
 	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
@@ -1335,6 +1336,8 @@ static void test_def_check(void **state)
 	d.nchannels = IMEX_CHANNELS_MAX + 1;
 	assert_int_equal(imexd_def_check(&d, NULL), -E2BIG);
 	d.nchannels = 2;
+	/* The analyzer's memset() of d.uuid forgets d.members. */
+	/* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker) */
 	strcpy(d.members[1].name, d.members[0].name);
 	assert_int_equal(imexd_def_check(&d, &why), -EINVAL);
 	assert_int_equal(imexd_def_check(NULL, NULL), -EINVAL);

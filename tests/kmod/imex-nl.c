@@ -61,6 +61,8 @@ uint64_t parse_u64(const char *s)
 	char *end;
 	unsigned long long v;
 
+	if (!s)
+		die("a value is missing");
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || !*s || *end)
@@ -358,7 +360,7 @@ static void put_raw(struct nl_msg *m, const char *spec)
 	else if (!strcmp(kind, "str"))
 		nla_put_string(m, type, val ? val : "");
 	else if (!strcmp(kind, "strn"))	/* no NUL terminator */
-		nla_put(m, type, (int)strlen(val), val);
+		nla_put(m, type, val ? (int)strlen(val) : 0, val ? val : "");
 	else if (!strcmp(kind, "long"))	/* a string of N 'x' */
 		{
 			size_t n = parse_u64(val);
@@ -994,7 +996,7 @@ static int run_line(struct ctx *c, char *line, int lineno)
 	for (tok = strtok_r(line, " \t", &save); tok && argc < MAX_ARGS + 1;
 	     tok = strtok_r(NULL, " \t", &save))
 		argv[argc++] = tok;
-	if (argv[0][0] == '!') {
+	if (argc && argv[0][0] == '!') {
 		expect = errno_from_name(argv[0] + 1);
 		memmove(argv, argv + 1, --argc * sizeof(*argv));
 	}

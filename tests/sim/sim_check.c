@@ -47,7 +47,7 @@ void check_node(struct sim *s, int i, bool full)
 	if (!nd->up)
 		return;
 	n = imexd_core_domains(nd->core, NULL);
-	if (n > IMEX_DOMAINS_MAX * 2) {
+	if (n > IMEX_DOMAINS_MAX * 2UL) {
 		sim_fail(s, "node %s: the core holds %zu domains", nd->name, n);
 		return;
 	}

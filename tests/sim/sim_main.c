@@ -162,7 +162,7 @@ static bool run_scale(const struct opts *o)
 	p.max_channels = 2048;
 	p.chaos_ms = 0;
 	p.verbose = o->verbose;
-	rtt = 2 * p.delay_min;
+	rtt = 2 * (uint64_t)p.delay_min;
 	sim_init(&s, &p);
 	s.quiet = true;
 	for (i = 0; i < s.n; i++)

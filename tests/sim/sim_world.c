@@ -416,6 +416,10 @@ bool sim_step(struct sim *s)
 	sim_hash(s, e.t);
 	sim_hash(s, ((uint64_t)e.type << 32) | (uint32_t)e.node);
 	nd = e.node >= 0 ? &s->nodes[e.node] : NULL;
+	/* Only the world's own events (load, faults, cuts, checks) have none. */
+	if (!nd && e.type != EV_LOAD && e.type != EV_FAULT && e.type != EV_HEAL &&
+	    e.type != EV_CUT_END && e.type != EV_CHECK)
+		abort();
 	switch (e.type) {
 	case EV_TIMER:
 		if (!nd->up || e.inc != nd->inc || e.t != nd->timer_at)
@@ -551,14 +555,13 @@ void sim_free(struct sim *s)
 {
 	int i;
 
-	while (s->nheap) {
-		struct sim_ev e = sim_pop(s);
-
-		if (e.type == EV_DELIVER)
-			pkt_free(e.p);
+	for (size_t k = 0; k < s->nheap; k++) {
+		if (s->heap[k].type == EV_DELIVER)
+			pkt_free(s->heap[k].p);
 		else
-			free(e.p);
+			free(s->heap[k].p);
 	}
+	s->nheap = 0;
 	free(s->heap);
 	for (i = 0; i < s->n; i++) {
 		if (s->nodes[i].core)
