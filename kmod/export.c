@@ -178,15 +178,9 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 	id = nla_get_u64(a[IMEX_A_HANDLE_ID]);
 	nla_memcpy(&domain, a[IMEX_A_DOMAIN_UUID], sizeof(domain));
 	chan = nla_get_u32(a[IMEX_A_CHANNEL_ID]);
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
-				IMEX_CMD_IMPORT_CHECK);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
+	msg = imex_reply_new(info, IMEX_CMD_IMPORT_CHECK, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
 
 	mutex_lock(&imex_lock);
 	if (!imex_is_manager(info, extack)) {
@@ -229,15 +223,9 @@ int imex_nl_export_del_accept(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
-				IMEX_CMD_EXPORT_DEL_ACCEPT);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
+	msg = imex_reply_new(info, IMEX_CMD_EXPORT_DEL_ACCEPT, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
 	mutex_lock(&imex_lock);
 	if (!imex_is_manager(info, extack)) {
 		err = -EACCES;

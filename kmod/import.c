@@ -360,15 +360,9 @@ int imex_nl_import_accept(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
-				IMEX_CMD_IMPORT_ACCEPT);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
+	msg = imex_reply_new(info, IMEX_CMD_IMPORT_ACCEPT, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
 	mutex_lock(&imex_lock);
 	if (!imex_is_manager(info, extack)) {
 		err = -EACCES;
@@ -479,15 +473,9 @@ int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info)
 	by_domain = a[IMEX_A_DOMAIN_UUID];
 	if (by_domain)
 		nla_memcpy(&domain, a[IMEX_A_DOMAIN_UUID], sizeof(domain));
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
-				IMEX_CMD_IMPORT_REVOKE);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
+	msg = imex_reply_new(info, IMEX_CMD_IMPORT_REVOKE, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
 
 	mutex_lock(&imex_lock);
 	if (!imex_is_manager(info, extack)) {

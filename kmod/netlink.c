@@ -156,6 +156,21 @@ struct genl_family imex_genl_family __ro_after_init = {
 	.n_mcgrps	= ARRAY_SIZE(imex_mcgrps),
 };
 
+/* A reply to @info's request, its header for @cmd in place at *@hdr. */
+struct sk_buff *imex_reply_new(struct genl_info *info, u8 cmd, void **hdr)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!msg)
+		return ERR_PTR(-ENOMEM);
+	*hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return ERR_PTR(-EMSGSIZE);
+	}
+	return msg;
+}
+
 int __init imex_genl_init(void)
 {
 	return genl_register_family(&imex_genl_family);

@@ -68,15 +68,9 @@ int imex_nl_node_get(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &imex_genl_family, 0,
-				IMEX_CMD_NODE_GET);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
+	msg = imex_reply_new(info, IMEX_CMD_NODE_GET, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
 	mutex_lock(&imex_lock);
 	err = imex_put_node(msg);
 	mutex_unlock(&imex_lock);

@@ -3,13 +3,8 @@
 # the module unloads without a kernel report.
 . tests/vm/lib.sh
 . tests/kmod/common.sh
-SHARE=tools/imex-share/imex-share
-OUT=$IMEX_VM_OUT
-NODEU=aaaaaaaa-0000-0000-0000-0000000000e1
-FOREIGN=bbbbbbbb-0000-0000-0000-0000000000f1
+. tests/kmod/share-lib.sh
 LIVES=5
-
-counts() { $NL node-get | sed -n 's/.* exports=\([0-9]*\) imports=\([0-9]*\).*/\1 \2/p'; }
 
 $NL -q node-set node_uuid=$NODEU || fail "node-set"
 serve_start

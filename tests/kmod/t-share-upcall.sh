@@ -2,17 +2,9 @@
 # interrupted, dies, or revokes; export ends queued for it; every bound.
 . tests/vm/lib.sh
 . tests/kmod/common.sh
-SHARE=tools/imex-share/imex-share
-OUT=$IMEX_VM_OUT
-NODEU=aaaaaaaa-0000-0000-0000-0000000000e1
-FOREIGN=bbbbbbbb-0000-0000-0000-0000000000f1
+. tests/kmod/share-lib.sh
 UA=aaaaaaaa-0000-0000-0000-0000000000a1
 
-counts() { $NL node-get | sed -n 's/.* exports=\([0-9]*\) imports=\([0-9]*\).*/\1 \2/p'; }
-expect_counts() { # EXPORTS IMPORTS
-	wait_for 20 sh -c "[ \"\$($NL node-get | sed -n 's/.* exports=\([0-9]*\) imports=\([0-9]*\).*/\1 \2/p')\" = '$1 $2' ]" ||
-		fail "counts $(counts), expected $1 $2"
-}
 serve_mode() { # MODE: restart the stand-in with that import mode
 	serve_stop
 	serve_start import=$1

@@ -3,16 +3,8 @@
 # unexport and close, bad arguments, the in-kernel API.
 . tests/vm/lib.sh
 . tests/kmod/common.sh
-SHARE=tools/imex-share/imex-share
-OUT=$IMEX_VM_OUT
-NODEU=aaaaaaaa-0000-0000-0000-0000000000e1
-FOREIGN=bbbbbbbb-0000-0000-0000-0000000000f1
+. tests/kmod/share-lib.sh
 
-counts() { $NL node-get | sed -n 's/.* exports=\([0-9]*\) imports=\([0-9]*\).*/\1 \2/p'; }
-expect_counts() { # EXPORTS IMPORTS
-	wait_for 10 sh -c "[ \"\$($NL node-get | sed -n 's/.* exports=\([0-9]*\) imports=\([0-9]*\).*/\1 \2/p')\" = '$1 $2' ]" ||
-		fail "counts $(counts), expected $1 $2"
-}
 
 $NL -q node-set node_uuid=$NODEU || fail "node-set"
 serve_start
