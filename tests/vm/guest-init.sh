@@ -4,7 +4,7 @@
 # the command that run.sh left in the out share, saves its status and dmesg
 # there, and powers off.  Kernel command line parameters (set by run.sh):
 #   imexvm.repo=DIR  imexvm.hostname=NAME  imexvm.ip=ADDR/PREFIX
-#   imexvm.module=0|1 (load imex.ko)
+#   imexvm.module=0|1 (load imex.ko)  imexvm.tscale=N (IMEX_TIMEOUT_SCALE)
 # Files in the out share: .imex-vm/cmd (sets "$@"), .imex-vm/modargs,
 # .imex-vm/moddb (see below).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -46,7 +46,7 @@ mountfs tmpfs /dev/shm mode=1777,nosuid,nodev
 mountfs cgroup2 /sys/fs/cgroup
 [ ! -d /sys/kernel/debug ] || mountfs debugfs /sys/kernel/debug
 
-REPO='' HOSTNAME=imex-vm IP='' MODULE=1
+REPO='' HOSTNAME=imex-vm IP='' MODULE=1 TSCALE=1
 read -r cmdline < /proc/cmdline
 for w in $cmdline; do
 	case $w in
@@ -54,6 +54,7 @@ for w in $cmdline; do
 	imexvm.hostname=*) HOSTNAME=${w#*=} ;;
 	imexvm.ip=*)       IP=${w#*=} ;;
 	imexvm.module=*)   MODULE=${w#*=} ;;
+	imexvm.tscale=*)   TSCALE=${w#*=} ;;
 	esac
 done
 
@@ -108,6 +109,8 @@ if [ "$MODULE" = 1 ]; then
 fi
 
 export IMEX_VM_OUT="$OUT" IMEX_REPO="$REPO" HOME=/root TERM=dumb
+# Tests scale their own deadlines by this on a slow kernel (tests/vm/lib.sh).
+export IMEX_TIMEOUT_SCALE="$TSCALE"
 # Built tools (tools/<name>/<name>) run without installing them.
 for d in "$REPO"/tools/*/; do
 	[ ! -d "$d" ] || PATH=${d%/}:$PATH
@@ -147,6 +150,30 @@ while [ $i -lt 20 ] && others TERM; do
 done
 others KILL
 wait "$tee_pid"
+
+# kmemleak (debug kernel): its scan is explicit, here.  It reports an object
+# only once it is 5 s old, so wait until what the test allocated last is;
+# scan twice so that a pointer in flight during one scan is not a leak.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+leakscan() { # TITLE: append the leaks kmemleak suspects now to kmemleak.txt
+	[ -w "$KMEMLEAK" ] || return 0
+	t0=${1%%.*}
+	while read -r now _ < /proc/uptime && [ "${now%%.*}" -lt $((t0 + 6)) ]; do
+		$BB sleep 1
+	done
+	if ! { echo scan > "$KMEMLEAK" && echo scan > "$KMEMLEAK"; } 2>/dev/null; then
+		echo "kmemleak: scan failed (see dmesg.txt)" >> "$OUT/kmemleak.txt"
+		return 0
+	fi
+	echo "### $2" >> "$OUT/kmemleak.txt"
+	cat "$KMEMLEAK" >> "$OUT/kmemleak.txt"
+	# Reported once is enough: the scan after the unload shows only new ones.
+	echo clear > "$KMEMLEAK"
+}
+# While imex is loaded its frames in the backtraces have names; after the
+# unload, its addresses are those in the /proc/modules line recorded here.
+leakscan "$up" "kmemleak after the test ($(grep '^imex ' /proc/modules))"
+
 if grep -q '^imex ' /proc/modules; then
 	i=0
 	until rmmod imex 2>/dev/null; do
@@ -160,10 +187,8 @@ if grep -q '^imex ' /proc/modules; then
 	done
 fi
 
-if [ -w /sys/kernel/debug/kmemleak ]; then
-	echo scan > /sys/kernel/debug/kmemleak
-	cat /sys/kernel/debug/kmemleak > "$OUT/kmemleak.txt"
-fi
+read -r up _ < /proc/uptime
+leakscan "$up" "kmemleak after unloading imex"
 $BB dmesg > "$OUT/dmesg.txt"
 echo "$rc" > "$OUT/rc"
 halt

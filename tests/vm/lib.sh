@@ -3,7 +3,8 @@
 #
 #   fail MSG...              print "FAIL: MSG" on stderr, exit 1
 #   wait_for SECS CMD...     re-run CMD every 0.1 s until it succeeds; fail
-#                            after SECS seconds (decimals allowed)
+#                            after SECS seconds (decimals allowed), times
+#                            $IMEX_TIMEOUT_SCALE on a slow (debug) kernel
 #   expect_fail CMD...       run CMD, fail if it succeeds
 #   imex_load [PARAM=VAL...] modprobe imex with parameters, fail on error
 #   imex_unload              remove imex (waits up to 5 s for its users)
@@ -37,7 +38,7 @@ _lib_secs_to_cs() { # "2" -> 200, "0.5" -> 50, "1.25" -> 125
 
 # _wait_until SECS CMD...: like wait_for, but returns 1 instead of failing.
 _wait_until() {
-	_wait_deadline=$(( $(_lib_now_cs) + $(_lib_secs_to_cs "$1") ))
+	_wait_deadline=$(( $(_lib_now_cs) + $(_lib_secs_to_cs "$1") * ${IMEX_TIMEOUT_SCALE:-1} ))
 	shift
 	while ! "$@"; do
 		[ "$(_lib_now_cs)" -lt "$_wait_deadline" ] || return 1

@@ -27,8 +27,6 @@ if [ -d "$moddir" ]; then
 	list=$(modprobe -a -S "$kver" --show-depends $want) ||
 		die "modprobe --show-depends failed for $kver: is $moddir complete? (run depmod $kver)"
 	mods=$(echo "$list" | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
-else
-	echo "mkinitramfs: warning: $moddir missing; assuming 9p/overlay/virtio are built into the kernel" >&2
 fi
 
 key=$( { echo "$kver"; echo "$mods"; cat "$here/init" "$0"; ls -l --time-style=+%s "$busybox";
@@ -37,6 +35,8 @@ if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi
 
+[ -d "$moddir" ] ||
+	echo "mkinitramfs: note: $moddir missing; assuming 9p/overlay/virtio are built into $kver" >&2
 stage=$(mktemp -d "${TMPDIR:-/tmp}/imex-initramfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/sys" "$stage/lower" \

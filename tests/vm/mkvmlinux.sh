@@ -4,7 +4,8 @@
 # software emulation costs ~3 s per boot, the host does it once here.
 # Usage: mkvmlinux.sh BZIMAGE OUTFILE
 # Exits 1 (and the caller boots the bzImage) when no ELF with a PVH note
-# (CONFIG_PVH) can be found.  Cached: redone only when BZIMAGE changed.
+# (CONFIG_PVH) can be found, or it is a KASAN kernel.  Cached: redone only
+# when BZIMAGE changed.
 set -eu
 
 [ $# -eq 2 ] || { echo "usage: $0 BZIMAGE OUTFILE" >&2; exit 2; }
@@ -39,5 +40,8 @@ else
 	done
 fi
 has_pvh "$tmp" || exit 1
+# A KASAN kernel (tools/debug-kernel.sh) dies silently at the PVH entry,
+# before its console is up: it boots as a bzImage.
+! LC_ALL=C grep -q -a kasan_multi_shot "$tmp" || exit 1
 mv "$tmp" "$out"
 echo "$key" > "$out.key"

@@ -12,8 +12,11 @@ usage() {
 	cat <<EOF
 usage: tests/vm/run.sh [options] [--] COMMAND [ARG...]
 Runs COMMAND in a VM (cwd = repo, \$IMEX_VM_OUT = a dir shared with the host).
-  --kver VER          kernel version (default: tools/kver.sh)
-  --kernel PATH       boot this bzImage instead of /boot/vmlinuz-VER
+  --kver VER          kernel version (default: the --kernel image's, else
+                      \$IMEX_KVER, else tools/kver.sh)
+  --kernel PATH       boot this bzImage instead of /boot/vmlinuz-VER (default:
+                      \$IMEX_VM_KERNEL); a kernel with no /lib/modules/VER
+                      (tools/debug-kernel.sh) gets a module dir with imex.ko only
   --mem MiB           guest memory (default 512)
   --cpus N            guest CPUs (default 1)
   --timeout SEC       kill the VM after SEC seconds (default 300)
@@ -26,7 +29,9 @@ Runs COMMAND in a VM (cwd = repo, \$IMEX_VM_OUT = a dir shared with the host).
   --mac MAC           eth0's MAC (default: derived from --ip)
   --ip ADDR/PREFIX    eth0's address (needs --vde), e.g. 192.0.2.1/24
   --quiet             console only into console.log, not to stdout
-Environment: IMEX_VM_APPEND (extra kernel arguments), IMEX_VM_QEMU_ARGS
+Environment: IMEX_VM_KERNEL (see --kernel), IMEX_VM_TIMEOUT_SCALE (multiplies
+--timeout, and the guest's wait_for deadlines as \$IMEX_TIMEOUT_SCALE: a slow
+debug kernel), IMEX_VM_APPEND (extra kernel arguments), IMEX_VM_QEMU_ARGS
 (extra qemu arguments, split on white space), for debugging.
 Exit status: COMMAND's status; 1 when the kernel log shows a problem
 (tests/vm/dmesg-patterns) or imex.ko does not unload afterwards; 2 for bad
@@ -66,15 +71,39 @@ done
 for v in mem cpus timeout; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v must be a positive integer, not '${!v}'"
 done
+scale=${IMEX_VM_TIMEOUT_SCALE:-1}
+[[ $scale =~ ^[1-9][0-9]*$ ]] || die "IMEX_VM_TIMEOUT_SCALE must be a positive integer, not '$scale'"
+timeout=$((timeout * scale))
 [[ $hostname =~ ^[A-Za-z0-9][A-Za-z0-9.-]*$ ]] || die "--hostname '$hostname' is not a valid host name"
 [[ $repo =~ [[:space:]] ]] && die "the repo path '$repo' contains white space: the guest cannot be told about it; move the clone"
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 not found: run tools/install-deps.sh"
 
+# The release a bzImage was built as: the setup header (at 0x200) holds the
+# offset of the version string, less 0x200, at 0x20e.
+image_release() {
+	local off v
+	[ "$(dd if="$1" bs=1 skip=514 count=4 2>/dev/null)" = HdrS ] || return 1
+	off=$(od -An -tu2 -j 526 -N 2 "$1" | tr -d ' ')
+	[ -n "$off" ] && [ "$off" -gt 0 ] || return 1
+	v=$(dd if="$1" bs=1 skip=$((off + 512)) count=128 2>/dev/null | tr '\0' '\n')
+	v=${v%%[$' \n']*}
+	[ -n "$v" ] && echo "$v"
+}
+
+# IMEX_VM_KERNEL and IMEX_KVER (exported by tests/Makefile) let `make check
+# KVER=...` and `make check-debug` reach the tests that call run.sh themselves.
+kernel=${kernel:-${IMEX_VM_KERNEL:-}}
+if [ -z "$kver" ] && [ -n "$kernel" ]; then
+	[ -r "$kernel" ] || die "cannot read kernel $kernel (--kernel or IMEX_VM_KERNEL)"
+	kver=$(image_release "$kernel") || kver=""
+fi
+kver=${kver:-${IMEX_KVER:-}}
 if [ -z "$kver" ]; then
 	kver=$("$repo/tools/kver.sh") || die "tools/kver.sh failed: give --kver"
 fi
-kernel=${kernel:-/boot/vmlinuz-$kver}
+own_kernel=1
+[ -n "$kernel" ] || { kernel=/boot/vmlinuz-$kver; own_kernel=0; }
 [ -r "$kernel" ] || die "cannot read kernel $kernel: install linux-image-amd64 or give --kernel/--kver"
 
 ko=$repo/kmod/imex.ko
@@ -99,9 +128,11 @@ if [ -n "$vde" ]; then
 fi
 
 # Index imex.ko together with the kernel's modules here: depmod inside the
-# emulated guest takes ~20 s.  Cached per kernel and imex.ko contents.
+# emulated guest takes ~20 s.  Cached per kernel and imex.ko contents.  A
+# kernel given with --kernel may have everything built in and no
+# /lib/modules/$kver: imex.ko is then the only module.
 moddb=""
-if [ -f "$ko" ] && [ -d "/lib/modules/$kver/kernel" ]; then
+if [ -f "$ko" ] && { [ -d "/lib/modules/$kver/kernel" ] || [ "$own_kernel" = 1 ]; }; then
 	key=$( (echo "$kver"; cat "$ko") | sha256sum | cut -c1-16)
 	moddb=$repo/build/vm/moddb-$kver-$key
 	if [ ! -f "$moddb/modules.dep.bin" ]; then
@@ -109,9 +140,10 @@ if [ -f "$ko" ] && [ -d "/lib/modules/$kver/kernel" ]; then
 		t=$(mktemp -d "$repo/build/vm/moddb.XXXXXX")
 		m=$t/lib/modules/$kver
 		mkdir -p "$m/extra" "$t/db"
-		ln -s "/lib/modules/$kver/kernel" "$m/kernel"
+		[ ! -d "/lib/modules/$kver/kernel" ] || ln -s "/lib/modules/$kver/kernel" "$m/kernel"
+		# Empty when everything is built in: depmod warns about missing ones.
 		for f in modules.order modules.builtin modules.builtin.modinfo; do
-			[ ! -f "/lib/modules/$kver/$f" ] || cp "/lib/modules/$kver/$f" "$m/"
+			if [ -f "/lib/modules/$kver/$f" ]; then cp "/lib/modules/$kver/$f" "$m/"; else : > "$m/$f"; fi
 		done
 		cp "$ko" "$m/extra/imex.ko"
 		depmod -b "$t" "$kver" || { rm -rf "$t"; die "depmod for $kver with $ko failed"; }
@@ -155,6 +187,7 @@ printf '%s\n' "$modargs" > "$ctl/modargs"
 append="console=ttyS0 panic=-1 quiet loglevel=5 imexvm.repo=$repo"
 append+=" imexvm.hostname=$hostname imexvm.module=$module"
 [ -n "$ip" ] && append+=" imexvm.ip=$ip"
+[ "$scale" = 1 ] || append+=" imexvm.tscale=$scale"
 append+=${IMEX_VM_APPEND:+ $IMEX_VM_APPEND}
 
 # shellcheck disable=SC2054 # the commas belong to qemu options
@@ -241,6 +274,13 @@ patterns=$(grep -v -e '^#' -e '^$' "$here/dmesg-patterns")
 if hits=$(grep -E -H -e "$patterns" "${logs[@]}"); then
 	echo "$me: the kernel log shows problems (patterns from tests/vm/dmesg-patterns):" >&2
 	printf '%s\n' "$hits" | head -n 50 >&2
+	# The whole first report, for a CI log that keeps nothing else.
+	for f in "${logs[@]}"; do
+		n=$(grep -E -n -m 1 -e "$patterns" "$f" | cut -d: -f1) || continue
+		echo "--- $f from line $n (first report) ---" >&2
+		tail -n +"$((n > 3 ? n - 3 : 1))" "$f" | head -n 80 >&2
+		break
+	done
 	case $code in
 	124|125) ;;
 	*) echo "$me: the command itself exited with $code" >&2; code=1 ;;
