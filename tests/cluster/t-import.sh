@@ -100,15 +100,28 @@ rc=$?
 echo "# $out"
 [ $rc = 0 ] && t_ok "1000 imports, no error" || t_fail "1000 imports: $out"
 
-# SIGINT while the exporting daemon is stopped: EINTR, nothing left.
-node_run 1 'kill -STOP $(cat $IMEX_VM_OUT/node/imexd.pid)'
-t_check "node2: import blocks on a stopped exporter" \
-	node_run 2 "$S import-bg sig 20 ${H[20]} --timeout 60000 --expect EINTR && $S blocked sig"
-t_check "node2: SIGINT" node_run 2 $S signal sig INT
-t_check "node2: the import ends with EINTR" node_run 2 $S result sig 10
-node_run 1 'kill -CONT $(cat $IMEX_VM_OUT/node/imexd.pid)'
-t_check "node2: imports work again" \
-	node_run 2 "sh -c 'for i in \$(seq 50); do tools/imex-share/imex-share -c 20 import ${H[20]} --expect ok > /dev/null && exit 0; sleep 0.2; done; exit 1'"
+# SIGINT while the exporting daemon is stopped: EINTR, nothing left.  The
+# stopped daemon is declared lost after its heartbeats and grace (~5 s),
+# which ends the import with EHOSTUNREACH instead: when that wins the race
+# with the signal (a slow host), the attempt proves nothing and is redone.
+# One guest command starts the import, sees it block and signals it.
+imports_work() {
+	node_run 2 "sh -c 'for i in \$(seq 150); do tools/imex-share/imex-share -c 20 import ${H[20]} --expect ok > /dev/null && exit 0; sleep 0.2; done; exit 1'"
+}
+eintr=""
+for attempt in 1 2 3; do
+	node_run 1 'kill -STOP $(cat $IMEX_VM_OUT/node/imexd.pid)'
+	out=$(node_run 2 "$S import-bg sig 20 ${H[20]} --timeout 60000 --expect EINTR && $S blocked sig && { $S signal sig INT || { echo NOT-BLOCKED; exit 3; }; } && $S result sig 10")
+	rc=$?
+	node_run 1 'kill -CONT $(cat $IMEX_VM_OUT/node/imexd.pid)'
+	echo "$out"
+	case $out in *NOT-BLOCKED*) ;; *) eintr=$rc; break ;; esac
+	echo "# attempt $attempt: the import ended before the signal; again"
+	imports_work > /dev/null
+done
+[ "$eintr" = 0 ] && t_ok "node2: SIGINT mid-import ends it with EINTR" ||
+	t_fail "node2: SIGINT mid-import: ${eintr:-never blocked long enough} ($out)"
+t_check "node2: imports work again" imports_work
 
 # 4. Races: import against unexport, against the daemon's death on either
 # side, and rmmod while fds are open.
