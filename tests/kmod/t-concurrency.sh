@@ -39,18 +39,21 @@ allocator() {
 	echo "$n" > "$log/alloc.rounds"
 }
 
+# An open, then the info ioctl: either may meet a revocation.
 opener() {
-	n=0 bad=0
+	n=0 bad=0 codes=
 	while running; do
 		id=$(( $(od -An -N1 -tu1 /dev/urandom) % 40 ))
 		$CHANOPEN $DEV/channel$id info >/dev/null 2>&1
-		case $? in
+		rc=$?
+		case $rc in
 		0|2|6|19|67) ;;	# ok, ENOENT (no node), ENXIO, ENODEV (revoked), ENOLINK
-		*) bad=$((bad + 1)) ;;
+		*) bad=$((bad + 1)) codes="$codes channel$id:$rc" ;;
 		esac
 		n=$((n + 1))
 	done
 	echo "$n $bad" > "$log/open.rounds"
+	echo "$codes" > "$log/open.codes"
 }
 
 dumper() {
@@ -75,7 +78,8 @@ for p in $pids; do wait "$p"; done
 cat "$log"/*.rounds
 read -r opens open_bad < "$log/open.rounds"
 read -r dumps dump_bad < "$log/dump.rounds"
-[ "$open_bad" = 0 ] || fail "$open_bad opens failed with an unexpected errno"
+[ "$open_bad" = 0 ] ||
+	fail "$open_bad opens failed with an unexpected exit code (channel:code):$(cat "$log/open.codes")"
 [ "$dump_bad" = 0 ] || fail "$dump_bad dumps failed"
 for k in 0 1; do
 	[ "$(cat "$log/w$k.rounds")" -gt 0 ] || fail "creator $k made no progress"
