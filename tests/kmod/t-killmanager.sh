@@ -26,12 +26,14 @@ state_snapshot "$after"
 diff -u "$before" "$after" || fail "state after the killed change differs from before"
 serve_stop
 
-# A lease that runs out while its manager lives on.
+# A lease that runs out while its manager lives on.  It must outlast the
+# first poll below, which takes longer on a slow (debug) kernel.
+lease=$((300 * ${IMEX_TIMEOUT_SCALE:-1}))
 $NL -f - > "$IMEX_VM_OUT/lease.log" 2>&1 <<SCRIPT &
 attach
 status name=base state=ready
-prepare change=900 op=create name=leased uuid=aaaaaaaa-0000-0000-0000-00000000000c fabric=$FABRIC members=$NODE channels=40-41 lease=300
-prepare change=901 op=delete name=base lease=300
+prepare change=900 op=create name=leased uuid=aaaaaaaa-0000-0000-0000-00000000000c fabric=$FABRIC members=$NODE channels=40-41 lease=$lease
+prepare change=901 op=delete name=base lease=$lease
 hold
 SCRIPT
 holder=$!
