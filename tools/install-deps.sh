@@ -29,6 +29,11 @@ clang
 libclang-rt-14-dev
 clang-tidy
 linux-source-6.1
+flex
+bison
+bc
+libelf-dev
+xz-utils
 dkms
 graphviz
 groff-base
