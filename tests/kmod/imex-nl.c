@@ -801,6 +801,31 @@ static int cmd_events(struct ctx *c, const struct kv *kv)
 }
 
 /*
+ * Join a multicast group (group=events|manager) on a fresh socket and
+ * return the kernel's errno: setsockopt rather than
+ * nl_socket_add_membership, whose libnl error code loses it.
+ */
+static int cmd_join(struct ctx *c, const struct kv *kv)
+{
+	const char *g = kv_get(kv, "group");
+	struct nl_sock *sk;
+	int grp, err = 0;
+
+	if (!g || (strcmp(g, "events") && strcmp(g, "manager")))
+		die("join needs group=events|manager");
+	grp = strcmp(g, "events") ? c->grp_manager : c->grp_events;
+	if (grp < 0)
+		die("the %s group is not registered", g);
+	sk = open_sock(c);
+	if (setsockopt(nl_socket_get_fd(sk), SOL_NETLINK,
+		       NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)))
+		err = errno;
+	nl_socket_free(sk);
+	c->msg[0] = 0;
+	return err;
+}
+
+/*
  * Start a channel dump, read its first batch, change something through a
  * second socket, then read the rest: the kernel must flag the dump as
  * interrupted (NLM_F_DUMP_INTR).  change=ID names a granted channel whose
@@ -866,6 +891,7 @@ static void usage(void)
 	      "  prepare change= op=create|delete|add|remove|members name= [uuid= fabric= members= channels= lease=]\n"
 	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
 	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
+	      "  join group=events|manager: join a multicast group, report the errno\n"
 	      "  dump-intr change=CHANNEL (a dump raced by a change must be flagged)\n"
 	      "  sh COMMAND (in scripts: a shell step, which must succeed)\n"
 	      "  serve import=answer|never|die|hold: how the stand-in treats remote imports\n"
@@ -946,6 +972,8 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_serve(c, kv);
 	if (!strcmp(cmd, "dump-intr"))
 		return cmd_dump_intr(c, kv);
+	if (!strcmp(cmd, "join"))
+		return cmd_join(c, kv);
 	if (!strcmp(cmd, "hold")) {
 		fflush(stdout);
 		for (;;)

@@ -135,6 +135,8 @@ channel id=10
 !EPERM abort change=1
 !EPERM status name=d1 state=ready
 changes
+join group=events
+!EPERM join group=manager
 SCRIPT
 # Root without CAP_SYS_ADMIN may read but not change anything.
 setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin $NL -f - <<SCRIPT || fail "script 4b"
@@ -142,6 +144,22 @@ domains
 !EPERM node-set node=x
 msg needs CAP_SYS_ADMIN
 !EPERM create name=u2 members=$NODE
+!EPERM join group=manager
+SCRIPT
+
+# --- outside the initial namespaces -------------------------------------------------------
+# The family exists only in the initial network namespace (netnsok false),
+# so a container with its own network namespace cannot even find it.
+out=$(unshare --net $NL node-get 2>&1) && fail "the family answered in a new network namespace: $out"
+echo "$out" | grep -q "not registered" || fail "new network namespace: unexpected error: $out"
+# Root inside a user namespace has no capability in the initial one: it may
+# read and listen to events, not manage.
+unshare --user --map-root-user $NL -f - <<SCRIPT || fail "script 4c (user namespace root)"
+domains
+!EPERM create name=u3 members=$NODE
+!EPERM attach
+join group=events
+!EPERM join group=manager
 SCRIPT
 serve_stop
 

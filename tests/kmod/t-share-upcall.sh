@@ -129,6 +129,20 @@ grep -q ENOBUFS "$OUT/b2.log" || fail "$(cat "$OUT/b2.log")"
 cat "$OUT/m0" "$OUT/m1" "$OUT/m2" "$OUT/m3" "$OUT/m4" | head -4097 > "$OUT/many"
 $CHANOPEN $DEV/channel2 import-all "$OUT/many" > "$OUT/b3.log" 2>&1
 grep -qx "imported 4096 ENOBUFS" "$OUT/b3.log" || fail "$(cat "$OUT/b3.log")"
+# Imports per node: 16 fds hold 4096 each, and a 17th fd's first import is
+# refused.
+cat "$OUT"/m[0-9]* | split -l 4096 -d -a 2 - "$OUT/imp"
+ipids=
+for f in "$OUT"/imp[0-9][0-9]; do
+	$CHANOPEN $DEV/channel2 import-all "$f" hold > "$f.log" 2>&1 &
+	ipids="$ipids $!"
+done
+wait_for 300 sh -c "[ \$(cat $OUT/imp[0-9][0-9].log | grep -cx 'imported 4096 OK') = 16 ]"
+expect_counts 65536 65536
+$CHANOPEN $DEV/channel2 import-all "$OUT/m0" > "$OUT/b5.log" 2>&1
+grep -qx "imported 0 ENOBUFS" "$OUT/b5.log" || fail "import 65537 on the node: $(cat "$OUT/b5.log")"
+kill -TERM $ipids
+wait $ipids
 kill -TERM $pids
 wait $pids
 expect_counts 0 0
