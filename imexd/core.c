@@ -177,30 +177,12 @@ void imexd_action_free(struct imexd_action *a)
 	a->status.nmembers = 0;
 }
 
-/* For log lines; the core does not depend on the codec. */
+/* For log lines: the codec's names, with "?" for a type it does not know. */
 const char *core_msg_name(uint8_t type)
 {
-	static const char *const names[] = {
-		[IMEXD_MSG_HELLO] = "HELLO",
-		[IMEXD_MSG_HELLO_ACK] = "HELLO_ACK",
-		[IMEXD_MSG_HEARTBEAT] = "HEARTBEAT",
-		[IMEXD_MSG_QUERY_FREE] = "QUERY_FREE",
-		[IMEXD_MSG_FREE] = "FREE",
-		[IMEXD_MSG_PREPARE] = "PREPARE",
-		[IMEXD_MSG_VOTE] = "VOTE",
-		[IMEXD_MSG_COMMIT] = "COMMIT",
-		[IMEXD_MSG_ABORT] = "ABORT",
-		[IMEXD_MSG_ACK] = "ACK",
-		[IMEXD_MSG_OUTCOME_QUERY] = "OUTCOME_QUERY",
-		[IMEXD_MSG_OUTCOME] = "OUTCOME",
-		[IMEXD_MSG_SYNC] = "SYNC",
-		[IMEXD_MSG_LEAVE] = "LEAVE",
-		[IMEXD_MSG_IMPORT_REQ] = "IMPORT_REQ",
-		[IMEXD_MSG_IMPORT_RESP] = "IMPORT_RESP",
-		[IMEXD_MSG_EXPORT_REVOKE] = "EXPORT_REVOKE",
-	};
+	const char *name = imexd_msg_type_name(type);
 
-	return type <= IMEXD_MSG_TYPE_MAX && names[type] ? names[type] : "?";
+	return strcmp(name, "UNKNOWN") ? name : "?";
 }
 
 void core_msg_init(const struct imexd_core *core, struct imexd_msg *msg,
