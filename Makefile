@@ -75,7 +75,7 @@ check-vm: kmod user
 	$(MAKE) -C tests check-vm
 
 check-kernel2: user
-	$(MAKE) check-vm KVER=$$(tools/kver.sh $(KERNEL2))
+	v=$$(tools/kver.sh $(KERNEL2)) && $(MAKE) check-vm KVER=$$v
 
 # The VM suite (check-debug: one node, plus the kernel-interface fuzzer;
 # check-debug-cluster: the multi-VM tests) on a debug kernel built from
