@@ -17,8 +17,9 @@
 
 CLUSTER_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 CLUSTER_FABRIC="fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7"
-NODE_RUN_TIMEOUT=${NODE_RUN_TIMEOUT:-120}
-NODE_BOOT_TIMEOUT=${NODE_BOOT_TIMEOUT:-120}
+# A slow (debug) kernel stretches every bound, as in the guest (run.sh).
+NODE_RUN_TIMEOUT=${NODE_RUN_TIMEOUT:-$((120 * ${IMEX_VM_TIMEOUT_SCALE:-1}))}
+NODE_BOOT_TIMEOUT=${NODE_BOOT_TIMEOUT:-$((120 * ${IMEX_VM_TIMEOUT_SCALE:-1}))}
 declare -A node_pid
 t_passed=0 t_failed=0
 
