@@ -57,6 +57,14 @@ LD_LIBRARY_PATH=$d/$libdir "$t/use" || fail "a program linked to the installed l
 [ "$(readelf -d "$t/use" | sed -n 's/.*Shared library: \[\(libimexctl[^]]*\)\].*/\1/p')" = libimexctl.so.1 ] ||
 	fail "the program is not linked against libimexctl.so.1"
 
+grep -qx 'ExecStart=/usr/sbin/imexd -f' "$d/$unitdir/imexd.service" ||
+	fail "the unit does not start /usr/sbin/imexd: $(grep ExecStart "$d/$unitdir/imexd.service")"
+# Under another PREFIX the unit starts the imexd installed there.
+make -s -C "$top/imexd" install DESTDIR="$t/local" PREFIX=/usr/local > "$t/log" 2>&1 ||
+	{ cat "$t/log" >&2; fail "make -C imexd install PREFIX=/usr/local"; }
+grep -qx 'ExecStart=/usr/local/sbin/imexd -f' "$t/local/$unitdir/imexd.service" ||
+	fail "with PREFIX=/usr/local the unit starts: $(grep ExecStart "$t/local/$unitdir/imexd.service")"
+
 make -s -C "$top" uninstall DESTDIR="$d" KVER="$kver" > "$t/log" 2>&1 ||
 	{ cat "$t/log" >&2; fail "make uninstall DESTDIR=$d"; }
 left=$(find "$d" ! -type d)
