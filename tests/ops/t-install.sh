@@ -25,7 +25,8 @@ for f in \
 	"$libdir/libimexctl.so.1.0.0" "$libdir/libimexctl.so.1" "$libdir/libimexctl.so" \
 	"$libdir/libimexctl.a" "$libdir/pkgconfig/libimexctl.pc" \
 	usr/include/imexctl.h usr/include/imex/imex_api.h \
-	usr/share/man/man8/imexctl.8 usr/share/man/man8/imexd.8 \
+	usr/share/man/man8/imexctl.8 usr/share/man/man8/imexd.8 usr/share/man/man8/imex-share.8 \
+	usr/sbin/imex-share \
 	usr/share/man/man5/imexd.conf.5 usr/share/man/man3/libimexctl.3 \
 	"${unitdir#/}/imexd.service" etc/imex/imexd.conf \
 	etc/modprobe.d/imex.conf.example \
