@@ -460,6 +460,49 @@ static void test_valid_commands_fail_cleanly_without_the_module(void **state)
 	assert_non_null(strstr(out_text, "\"loaded\": false"));
 }
 
+/*
+ * The From\To matrix: a member this node does not reach gets a row of '?',
+ * not the view it last reported, which may be stale.
+ */
+static void test_matrix_hides_a_lost_members_stale_view(void **state)
+{
+	uint8_t view0[3] = { IMEXCTL_MEMBER_SELF, IMEXCTL_MEMBER_CONNECTED,
+			     IMEXCTL_MEMBER_DISCONNECTED };
+	uint8_t view1[3] = { IMEXCTL_MEMBER_CONNECTED, IMEXCTL_MEMBER_SELF,
+			     IMEXCTL_MEMBER_RECOVERING };
+	uint8_t view2[3] = { IMEXCTL_MEMBER_CONNECTED, IMEXCTL_MEMBER_CONNECTED,
+			     IMEXCTL_MEMBER_SELF };
+	struct imexctl_member m[3] = {
+		{ .name = "tray1", .addr = "192.0.2.1", .state = IMEXCTL_MEMBER_SELF,
+		  .view = view0, .n_view = 3 },
+		{ .name = "tray2", .addr = "192.0.2.2", .state = IMEXCTL_MEMBER_CONNECTED,
+		  .view = view1, .n_view = 3 },
+		{ .name = "tray3", .addr = "192.0.2.3", .state = IMEXCTL_MEMBER_DISCONNECTED,
+		  .view = view2, .n_view = 3 },
+	};
+	struct imexctl_domain d = {
+		.name = "job7", .state = IMEXCTL_DOMAIN_DEGRADED, .member_count = 3,
+		.member_self = 0, .members = m, .n_members = 3,
+	};
+	FILE *out = tmpfile();
+	int saved = dup(1);
+
+	(void)state;
+	assert_non_null(out);
+	fflush(stdout);
+	dup2(fileno(out), 1);
+	domain_print(&d);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	slurp(out, out_text, sizeof(out_text));
+	assert_non_null(strstr(out_text, "0 tray1  -  C  D"));
+	assert_non_null(strstr(out_text, "1 tray2  C  -  R"));
+	/* tray3 last said it saw everyone: stale, since tray1 lost it. */
+	assert_non_null(strstr(out_text, "2 tray3  ?  ?  -"));
+	assert_null(strstr(out_text, "2 tray3  C"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_cdi_options_parse),
 		cmocka_unit_test(test_value_parsers_say_why),
 		cmocka_unit_test(test_valid_commands_fail_cleanly_without_the_module),
+		cmocka_unit_test(test_matrix_hides_a_lost_members_stale_view),
 	};
 
 	return cmocka_run_group_tests_name("cli_parse", tests, NULL, NULL);

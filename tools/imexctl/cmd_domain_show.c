@@ -10,7 +10,8 @@
 
 static const char legend[] =
 	"Legend: C connected, R recovering, D disconnected, N never connected,\n"
-	"        V version mismatch, - self, ? unknown\n";
+	"        V version mismatch, - self, ? unknown (not reported, or stale:\n"
+	"        this node does not reach that member)\n";
 
 /* How member @from sees member @to, as one matrix letter. */
 static char cell(const struct imexctl_domain *d, size_t from, size_t to)
@@ -19,6 +20,11 @@ static char cell(const struct imexctl_domain *d, size_t from, size_t to)
 
 	if (from == to)
 		return '-';
+	/* A member this node does not reach: its last report may be stale. */
+	if (from != d->member_self &&
+	    (m->state == IMEXCTL_MEMBER_DISCONNECTED ||
+	     m->state == IMEXCTL_MEMBER_NEVER_CONNECTED))
+		return '?';
 	if (m->view && to < m->n_view)
 		return imexctl_member_state_letter(m->view[to]);
 	/* This node's own row: its view is the members' states. */
