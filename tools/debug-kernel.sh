@@ -117,7 +117,12 @@ mk bzImage || fail "building bzImage failed"
 # out-of-tree modules need to resolve the kernel's symbols.
 mk modules_prepare modules || fail "make modules_prepare failed"
 [ -f "$src/Module.symvers" ] || fail "no Module.symvers after make modules"
-make -s -C "$src" kernelrelease > "$dir/release" 2>>"$log" || fail "make kernelrelease failed"
+# --no-print-directory: under a parent make (make check-debug) the
+# "Entering directory" lines would land in the release file.
+make -s --no-print-directory -C "$src" kernelrelease > "$dir/release" 2>>"$log" ||
+	fail "make kernelrelease failed"
+[[ $(cat "$dir/release") =~ ^[0-9][^[:space:]]*$ ]] ||
+	fail "make kernelrelease printed '$(head -c 200 "$dir/release")', not a release"
 touch "$dir/done"
 echo "$me: built $(cat "$dir/release") in $(( $(date +%s) - start )) s" >&2
 # Older builds (another key) are not needed any more.
