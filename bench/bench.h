@@ -13,6 +13,7 @@ unsigned long arg_ul(const char *s, const char *what);
 void sample(const char *name, double measured, double baseline);
 
 int cmd_openclose(int argc, char **argv);
+int cmd_openclose_busy(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_cdi(int argc, char **argv);
 int cmd_tcp_server(int argc, char **argv);

@@ -25,6 +25,8 @@ static const struct {
 	const char *usage;
 } cmds[] = {
 	{ "openclose", cmd_openclose, "openclose CHANNEL_PATH ITER REPS" },
+	{ "openclose-busy", cmd_openclose_busy,
+	  "openclose-busy CHANNEL_PATH ITER REPS LOADER_PID" },
 	{ "resolve", cmd_resolve, "resolve CHANNEL_PATH ITER REPS" },
 	{ "cdi", cmd_cdi, "cdi DOMAIN DIR REPS" },
 	{ "tcp-server", cmd_tcp_server, "tcp-server PORT SIZE" },

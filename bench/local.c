@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -75,6 +77,96 @@ int cmd_openclose(int argc, char **argv)
 		}
 		sample("channel_open", (double)ch / iter, (double)nul / iter);
 	}
+	free(path);
+	free(dirpath);
+	return 0;
+}
+
+/* Whether process @pid is stopped (state T), per /proc/PID/stat. */
+static int stopped(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("loader %d is gone: %s", (int)pid, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		die("cannot read %s", path);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'T';
+}
+
+/* Stop @pid and wait (at most 60 s) until it is back in user space, stopped. */
+static void pause_loader(pid_t pid)
+{
+	uint64_t deadline = now_ns() + 60000000000ull;
+
+	if (kill(pid, SIGSTOP))
+		die("SIGSTOP %d: %s", (int)pid, strerror(errno));
+	while (!stopped(pid)) {
+		if (now_ns() > deadline)
+			die("loader %d did not stop within 60 s", (int)pid);
+		usleep(1000);
+	}
+}
+
+/*
+ * channel_open_busy: open(O_RDWR)+close of a channel of one domain while
+ * another domain is being granted and revoked 4096 channels at a time (the
+ * process LOADER_PID, a manager doing that in a loop: each commit is 4096
+ * device_add()s or device_del()s).  Baseline: the same loop on the same
+ * channel with the loader stopped (SIGSTOP, and only once it is back in user
+ * space, so no commit of it is running): the ratio is what a neighbour's
+ * large grant costs an unrelated open(), 1.0 when none of the device work
+ * is done under the lock every open() takes.  Idle and busy slices
+ * alternate, sliced as cmd_openclose is.
+ */
+int cmd_openclose_busy(int argc, char **argv)
+{
+	unsigned long iter, reps;
+	char *path, *dirpath, *name;
+	pid_t loader;
+	int dir;
+
+	if (argc != 4)
+		die("usage: openclose-busy CHANNEL_PATH ITER REPS LOADER_PID");
+	iter = arg_ul(argv[1], "ITER");
+	reps = arg_ul(argv[2], "REPS");
+	loader = (pid_t)arg_ul(argv[3], "LOADER_PID");
+	iter = iter / CHUNKS + 1;
+	path = strdup(argv[0]);
+	dirpath = strdup(argv[0]);
+	if (!path || !dirpath)
+		die("out of memory");
+	name = basename(path);
+	dir = open(dirname(dirpath), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		die("cannot open the device directory: %s", strerror(errno));
+	open_loop(dir, name, iter / 10 + 1);	/* warm caches */
+	for (unsigned long r = 0; r < reps * CHUNKS; r++) {
+		uint64_t busy, idle;
+
+		if (r % 2) {
+			pause_loader(loader);
+			idle = open_loop(dir, name, iter);
+			kill(loader, SIGCONT);
+			busy = open_loop(dir, name, iter);
+		} else {
+			busy = open_loop(dir, name, iter);
+			pause_loader(loader);
+			idle = open_loop(dir, name, iter);
+			kill(loader, SIGCONT);
+		}
+		sample("channel_open_busy", (double)busy / iter,
+		       (double)idle / iter);
+	}
+	close(dir);
 	free(path);
 	free(dirpath);
 	return 0;

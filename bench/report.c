@@ -32,6 +32,8 @@ static const struct def {
 } defs[] = {
 	{ "channel_open", "channel open+close", "ns", "/dev/null open+close",
 	  RATIO_LE, 1.10, "<= 1.10x" },
+	{ "channel_open_busy", "open+close, neighbour granted 4096", "ns",
+	  "same, neighbour stopped", RATIO_LE, 2, "<= 2x" },
 	{ "channel_resolve", "channel fd resolve (kernel API)", "ns", "fget+fput",
 	  RATIO_LE, 1.5, "<= 1.5x" },
 	{ "import_latency", "remote import latency", "us", "TCP req/resp, 1 client",

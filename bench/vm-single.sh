@@ -95,5 +95,33 @@ $B resolve $DEV/channel5 "$resolve_iter" "$reps" >> "$raw" || { rmmod imex_kapi_
 rmmod imex_kapi_test || fail "rmmod imex_kapi_test"
 $NL -q delete name=oc || fail "delete oc"
 serve_stop
+
+# channel_open_busy (see bench/local.c): open+close of domain ob's channel
+# while one manager (the loader) grants domain nb 4096 channels and revokes
+# them again, in a loop.  4097 channel ids: reload with max_channels=8192.
+phase "open+close next to a 4096-channel grant"
+imex_unload
+imex_load fabric_uuid=$FABRIC_UUID fabric_partition=$FABRIC_PART max_channels=8192
+{ echo attach
+  echo "prepare change=1 op=create name=ob uuid=aaaaaaaa-0000-0000-0000-0000000000b0 fabric=$FABRIC members=$NODE channels=5 mode=0666"
+  echo "commit change=1"
+  echo "prepare change=2 op=create name=nb uuid=aaaaaaaa-0000-0000-0000-0000000000b1 fabric=$FABRIC members=$NODE channels=8191"
+  echo "commit change=2"
+  echo "sh touch /tmp/bench-loader-ready"
+  for i in $(seq 1 1000); do
+	echo "prepare change=$((10 + 2 * i)) op=add name=nb channels=16-4111"
+	echo "commit change=$((10 + 2 * i))"
+	echo "prepare change=$((11 + 2 * i)) op=remove name=nb channels=16-4111"
+	echo "commit change=$((11 + 2 * i))"
+  done
+  echo hold; } > "$script.busy"
+$NL -q -f "$script.busy" > "$IMEX_VM_OUT/loader.log" 2>&1 &
+loader=$!
+wait_for 60 test -e /tmp/bench-loader-ready
+$B openclose-busy $DEV/channel5 "$open_iter" "$reps" "$loader" >> "$raw" ||
+	{ kill -CONT $loader; kill -9 $loader; fail "openclose-busy"; }
+kill -CONT $loader
+kill -9 $loader
+wait $loader 2>/dev/null
 phase "done"
 cat "$raw"

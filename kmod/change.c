@@ -544,6 +544,9 @@ int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info)
 	imex_change_unlink(c);
 out:
 	mutex_unlock(&imex_lock);
+	/* Outside imex_lock; the commit returns once its nodes are made/gone. */
+	if (!err)
+		imex_dev_flush();
 	return err;
 }
 

@@ -63,43 +63,52 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 		kfree(ch);
 		return ERR_PTR(err);
 	}
+	/* Cannot run out: live minors <= max_channels <= IMEX_CHANNELS_MAX. */
+	err = imex_minor_alloc(ch);
+	if (err) {
+		xa_erase(&imex_channels, id);
+		kfree(ch);
+		return ERR_PTR(err);
+	}
 	d->nchannels++;
 	imex_bump();
 	return ch;
 }
 
 /*
- * Make a reserved channel usable and give it its device node.  A node that
- * cannot be added (out of memory) leaves the grant in place but unopenable;
- * the grant itself must not fail half-way through a commit.
+ * Make a reserved channel usable and queue its device node; it opens once
+ * the node exists (imex.h).  A node that cannot be made (out of memory)
+ * leaves the grant in place but unopenable: the grant itself must not fail
+ * half-way through a commit.
  */
 int imex_channel_grant(struct imex_channel *ch)
 {
-	struct imex_chdev *cd;
-
 	ch->state = IMEX_CHANNEL_GRANTED;
 	ch->change = NULL;
 	imex_bump();
-	cd = imex_chdev_add(ch->id, ch->uid, ch->gid, ch->mode);
-	if (IS_ERR(cd)) {
-		pr_warn("imex: channel %u of domain '%s': no device node: %ld\n",
-			ch->id, ch->domain->name, PTR_ERR(cd));
-		ch->chdev = NULL;
-	} else {
-		ch->chdev = cd;
-	}
+	ch->chdev = imex_chdev_new(ch, ch->uid, ch->gid, ch->mode);
+	if (ch->chdev)
+		imex_chdev_queue_add(ch->chdev);
+	else
+		pr_warn("imex: channel %u of domain '%s': no device node: %d\n",
+			ch->id, ch->domain->name, -ENOMEM);
 	imex_notify_channel(IMEX_CMD_CHANNEL_NEW, ch);
 	return 0;
 }
 
-/* Drops the table's reference; open fds keep the object, marked revoked. */
+/*
+ * Drops the table's reference; open fds keep the object, marked revoked.
+ * The grant's device number opens nothing from here on; its device goes
+ * with the next flush, before any later grant's device is added.
+ */
 void imex_channel_revoke(struct imex_channel *ch)
 {
 	bool granted = ch->state == IMEX_CHANNEL_GRANTED;
 
 	xa_erase(&imex_channels, ch->id);
+	imex_minor_free(ch);
 	if (ch->chdev) {
-		imex_chdev_del(ch->chdev);
+		imex_chdev_queue_del(ch->chdev);
 		ch->chdev = NULL;
 	}
 	if (granted)
@@ -124,25 +133,20 @@ void imex_domain_revoke_channels(struct imex_domain *d)
 			imex_channel_revoke(ch);
 }
 
-/* devtmpfs sets owner and mode only on creation, so re-create the node. */
+/*
+ * devtmpfs sets owner and mode only on creation, so re-create the node (same
+ * grant, same device number); the old one is deleted first (imex.h).
+ */
 int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 			   umode_t mode)
 {
-	struct imex_chdev *cd;
+	struct imex_chdev *cd = imex_chdev_new(ch, uid, gid, mode);
 
-	if (ch->chdev) {
-		imex_chdev_del(ch->chdev);
-		ch->chdev = NULL;
-	}
-	cd = imex_chdev_add(ch->id, uid, gid, mode);
-	if (IS_ERR(cd)) {
-		int err = PTR_ERR(cd);
-
-		/* Put the old node back rather than leave none. */
-		cd = imex_chdev_add(ch->id, ch->uid, ch->gid, ch->mode);
-		ch->chdev = IS_ERR(cd) ? NULL : cd;
-		return err;
-	}
+	if (!cd)
+		return -ENOMEM;
+	if (ch->chdev)
+		imex_chdev_queue_del(ch->chdev);
+	imex_chdev_queue_add(cd);
 	ch->chdev = cd;
 	ch->uid = uid;
 	ch->gid = gid;
@@ -155,6 +159,8 @@ int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch)
 {
 	if (nla_put_u32(skb, IMEX_A_CHANNEL_ID, ch->id) ||
+	    nla_put_u32(skb, IMEX_A_CHRDEV_MAJOR, imex_chrdev_major()) ||
+	    nla_put_u32(skb, IMEX_A_CHANNEL_MINOR, ch->minor) ||
 	    nla_put(skb, IMEX_A_DOMAIN_UUID, IMEX_UUID_LEN, &ch->domain_uuid) ||
 	    nla_put_u32(skb, IMEX_A_CHANNEL_STATE, ch->state) ||
 	    nla_put_u32(skb, IMEX_A_CHANNEL_UID,
@@ -294,5 +300,7 @@ int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(extack, "could not re-create the device node: owner and mode unchanged");
 out:
 	mutex_unlock(&imex_lock);
+	if (!err)
+		imex_dev_flush();	/* the node has its new owner on return */
 	return err;
 }

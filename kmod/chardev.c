@@ -14,17 +14,72 @@
 #include <linux/uaccess.h>
 #include "imex.h"
 
+/*
+ * Device numbers.  Every grant gets its own minor, not its channel id: a
+ * node made for a grant (a container runtime's mknod from a CDI spec, which
+ * outlives the grant) must not reach the next grant of the same id.  Minors
+ * are allocated cyclically over the region's whole 20-bit range, so a
+ * number comes back only after every other free one was handed out, about
+ * a million grants later.  Generation bits above the id would leave no
+ * room at max_channels=2^20; this works for any max_channels, which still
+ * bounds the ids and so the live minors (one per reserved or granted
+ * channel).  A minor is freed when its grant ends: open files never resolve
+ * through it, and the device FIFO (imex.h) deletes the old device before a
+ * later grant's device_add() could reuse the number.
+ */
+static_assert(MINORMASK + 1 == IMEX_MINORS);
+
+/* minor -> reserved or granted channel; changed under imex_lock. */
+static DEFINE_XARRAY_ALLOC(imex_minors);
+static u32 imex_minor_next;
+
+/* Under imex_lock. */
+int imex_minor_alloc(struct imex_channel *ch)
+{
+	int err;
+
+	err = xa_alloc_cyclic(&imex_minors, &ch->minor, ch,
+			      XA_LIMIT(0, IMEX_MINORS - 1), &imex_minor_next,
+			      GFP_KERNEL);
+	return err < 0 ? err : 0;
+}
+
+/* Under imex_lock: from now on the number opens nothing. */
+void imex_minor_free(struct imex_channel *ch)
+{
+	xa_erase(&imex_minors, ch->minor);
+}
+
+/*
+ * One device of one grant.  A grant has one at a time; an owner change
+ * replaces it.  Each is queued for adding once and for deleting once, in
+ * that order, and freed after the delete.
+ */
+struct imex_devop {
+	struct list_head	node;		/* imex_dev_queue */
+	bool			del;
+};
+
 struct imex_chdev {
-	struct device	dev;
-	u32		id;
-	umode_t		mode;
-	kuid_t		uid;
-	kgid_t		gid;
+	struct device		dev;
+	struct imex_channel	*ch;		/* a reference, for dev_added */
+	struct imex_devop	add, del;
+	bool			added;		/* under imex_dev_lock */
+	u32			id;
+	umode_t			mode;
+	kuid_t			uid;
+	kgid_t			gid;
 };
 
 static dev_t imex_devt;
 static struct cdev imex_cdev;
 static struct class *imex_class;
+
+/* See the locking comment in imex.h. */
+static DEFINE_MUTEX(imex_dev_lock);
+static LIST_HEAD(imex_dev_queue);		/* under imex_lock */
+static void imex_dev_work_fn(struct work_struct *work);
+static DECLARE_WORK(imex_dev_work, imex_dev_work_fn);
 
 unsigned int imex_chrdev_major(void)
 {
@@ -53,18 +108,22 @@ static const struct device_type imex_chdev_type = {
 
 static void imex_chdev_release(struct device *dev)
 {
-	kfree(container_of(dev, struct imex_chdev, dev));
+	struct imex_chdev *cd = container_of(dev, struct imex_chdev, dev);
+
+	imex_channel_put(cd->ch);
+	kfree(cd);
 }
 
-struct imex_chdev *imex_chdev_add(u32 id, kuid_t uid, kgid_t gid,
-				  umode_t mode)
+/* Under imex_lock: a device for @ch's grant, to be queued for adding. */
+struct imex_chdev *imex_chdev_new(struct imex_channel *ch, kuid_t uid,
+				  kgid_t gid, umode_t mode)
 {
 	struct imex_chdev *cd = kzalloc(sizeof(*cd), GFP_KERNEL);
-	int err;
 
 	if (!cd)
-		return ERR_PTR(-ENOMEM);
-	cd->id = id;
+		return NULL;
+	cd->del.del = true;
+	cd->id = ch->id;
 	cd->mode = mode;
 	cd->uid = uid;
 	cd->gid = gid;
@@ -76,22 +135,83 @@ struct imex_chdev *imex_chdev_add(u32 id, kuid_t uid, kgid_t gid,
 	device_set_pm_not_required(&cd->dev);
 	cd->dev.class = imex_class;
 	cd->dev.type = &imex_chdev_type;
-	cd->dev.devt = MKDEV(MAJOR(imex_devt), id);
+	cd->dev.devt = MKDEV(MAJOR(imex_devt), ch->minor);
 	cd->dev.release = imex_chdev_release;
-	err = dev_set_name(&cd->dev, "imex-channel%u", id);
-	if (!err)
-		err = device_add(&cd->dev);
-	if (err) {
+	kref_get(&ch->ref);	/* dropped in imex_chdev_release() */
+	cd->ch = ch;
+	if (dev_set_name(&cd->dev, "imex-channel%u", ch->id)) {
 		put_device(&cd->dev);
-		return ERR_PTR(err);
+		return NULL;
 	}
 	return cd;
 }
 
-/* Returns once devtmpfs has removed the node. */
-void imex_chdev_del(struct imex_chdev *cd)
+/* Under imex_lock, as the changes happen: the FIFO keeps their order. */
+void imex_chdev_queue_add(struct imex_chdev *cd)
 {
-	device_unregister(&cd->dev);
+	list_add_tail(&cd->add.node, &imex_dev_queue);
+	schedule_work(&imex_dev_work);
+}
+
+void imex_chdev_queue_del(struct imex_chdev *cd)
+{
+	list_add_tail(&cd->del.node, &imex_dev_queue);
+	schedule_work(&imex_dev_work);
+}
+
+/* Under imex_dev_lock. */
+static void imex_devop_run(struct imex_devop *op)
+{
+	struct imex_chdev *cd;
+	int err;
+
+	if (op->del) {
+		cd = container_of(op, struct imex_chdev, del);
+		if (cd->added)
+			device_del(&cd->dev);	/* returns once the node is gone */
+		put_device(&cd->dev);
+		return;
+	}
+	cd = container_of(op, struct imex_chdev, add);
+	err = device_add(&cd->dev);
+	if (err) {
+		pr_warn_ratelimited("channel %u: no device node: %d\n", cd->id,
+				    err);
+		return;
+	}
+	cd->added = true;
+	WRITE_ONCE(cd->ch->dev_added, true);
+}
+
+/*
+ * Run the device FIFO until it is empty.  Whoever holds imex_dev_lock runs
+ * every batch it splices off, in order, so when this returns every device
+ * change queued before the call is done, by this caller or another.
+ */
+void imex_dev_flush(void)
+{
+	struct imex_devop *op, *tmp;
+	LIST_HEAD(batch);
+
+	mutex_lock(&imex_dev_lock);
+	for (;;) {
+		mutex_lock(&imex_lock);
+		list_splice_init(&imex_dev_queue, &batch);
+		mutex_unlock(&imex_lock);
+		if (list_empty(&batch))
+			break;
+		list_for_each_entry_safe(op, tmp, &batch, node) {
+			list_del(&op->node);
+			imex_devop_run(op);
+			cond_resched();
+		}
+	}
+	mutex_unlock(&imex_dev_lock);
+}
+
+static void imex_dev_work_fn(struct work_struct *work)
+{
+	imex_dev_flush();
 }
 
 static void imex_channel_release(struct kref *ref)
@@ -120,8 +240,10 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&f->wait);
 
 	mutex_lock(&imex_lock);
-	ch = xa_load(&imex_channels, iminor(inode));
-	if (!ch || ch->state != IMEX_CHANNEL_GRANTED) {
+	/* A number of an ended grant finds nothing, whatever holds its id. */
+	ch = xa_load(&imex_minors, iminor(inode));
+	if (!ch || ch->state != IMEX_CHANNEL_GRANTED ||
+	    !READ_ONCE(ch->dev_added)) {
 		err = -ENXIO;
 	} else if (!imex_domain_usable(ch->domain)) {
 		err = -ENOLINK;
@@ -425,27 +547,30 @@ int imex_chrdev_init(void)
 	imex_class = imex_class_create("imex");
 	if (IS_ERR(imex_class))
 		return PTR_ERR(imex_class);
-	err = alloc_chrdev_region(&imex_devt, 0, imex_max_channels,
-				  IMEX_CHRDEV_NAME);
+	err = alloc_chrdev_region(&imex_devt, 0, IMEX_MINORS, IMEX_CHRDEV_NAME);
 	if (err)
 		goto err_class;
 	cdev_init(&imex_cdev, &imex_chan_fops);
 	imex_cdev.owner = THIS_MODULE;
-	err = cdev_add(&imex_cdev, imex_devt, imex_max_channels);
+	err = cdev_add(&imex_cdev, imex_devt, IMEX_MINORS);
 	if (err)
 		goto err_region;
 	return 0;
 
 err_region:
-	unregister_chrdev_region(imex_devt, imex_max_channels);
+	unregister_chrdev_region(imex_devt, IMEX_MINORS);
 err_class:
 	class_destroy(imex_class);
 	return err;
 }
 
+/* After every channel was revoked: their devices go before the class. */
 void imex_chrdev_exit(void)
 {
+	cancel_work_sync(&imex_dev_work);
+	imex_dev_flush();
+	WARN_ON(!xa_empty(&imex_minors));
 	cdev_del(&imex_cdev);
-	unregister_chrdev_region(imex_devt, imex_max_channels);
+	unregister_chrdev_region(imex_devt, IMEX_MINORS);
 	class_destroy(imex_class);
 }

@@ -8,6 +8,20 @@
  * invariant check and its update atomic without lock ordering to reason
  * about.  Paths that must not take it: a channel's poll() and the in-kernel
  * fd resolution read only fields fixed at grant time or the revoked flag.
+ *
+ * Device work (device_add/device_del of channel devices: a devtmpfs round
+ * trip and a uevent each) is never done under imex_lock, or a large grant
+ * would stall every open(), ioctl and netlink request on the node.  Under
+ * imex_lock a grant, revoke or owner change only queues it, in the order of
+ * the changes, on one FIFO; imex_dev_flush() runs the queue under a second
+ * mutex, imex_dev_lock, taking imex_lock only to splice the queue off.
+ * Order: imex_dev_lock, then imex_lock; never imex_dev_lock under imex_lock.
+ * One FIFO run by one holder at a time keeps a revoked grant's device_del()
+ * ahead of the device_add() of a later grant of the same id, so names and
+ * device numbers never clash.  Callers that change devices flush after
+ * unlocking, so a commit returns once its nodes exist; a work item flushes
+ * what nobody else does.  A granted channel opens only once its first
+ * device was added (imex_channel.dev_added), i.e. with its owner and mode.
  */
 #ifndef _IMEX_H
 #define _IMEX_H
@@ -72,6 +86,7 @@ struct imex_chdev;
 struct imex_channel {
 	struct kref		ref;
 	u32			id;
+	u32			minor;		/* the grant's, fixed at reserve */
 	/* Fixed once granted: read without imex_lock. */
 	uuid_t			domain_uuid;
 	uuid_t			fabric_uuid;
@@ -85,6 +100,7 @@ struct imex_channel {
 	kgid_t			gid;
 	umode_t			mode;
 	struct imex_chdev	*chdev;		/* device node, when granted */
+	bool			dev_added;	/* READ_ONCE: a node was made */
 	atomic_t		open_count;
 	wait_queue_head_t	wait;
 	struct list_head	files;		/* imex_file.node, under imex_lock */
@@ -180,9 +196,13 @@ int imex_members_parse(struct nlattr *attr, struct imex_member **out, u32 *n,
 int imex_chrdev_init(void);
 void imex_chrdev_exit(void);
 unsigned int imex_chrdev_major(void);
-struct imex_chdev *imex_chdev_add(u32 id, kuid_t uid, kgid_t gid,
-				  umode_t mode);
-void imex_chdev_del(struct imex_chdev *cd);
+int imex_minor_alloc(struct imex_channel *ch);
+void imex_minor_free(struct imex_channel *ch);
+struct imex_chdev *imex_chdev_new(struct imex_channel *ch, kuid_t uid,
+				  kgid_t gid, umode_t mode);
+void imex_chdev_queue_add(struct imex_chdev *cd);
+void imex_chdev_queue_del(struct imex_chdev *cd);
+void imex_dev_flush(void);
 
 /* channel.c */
 struct imex_channel *imex_channel_lookup(u32 id);

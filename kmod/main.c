@@ -42,7 +42,7 @@ static const struct kernel_param_ops max_channels_ops = {
 };
 
 module_param_cb(max_channels, &max_channels_ops, &imex_max_channels, 0444);
-MODULE_PARM_DESC(max_channels, "Number of channel ids (minors), 1..1048576 (default 2048)");
+MODULE_PARM_DESC(max_channels, "Number of channel ids, 1..1048576 (default 2048)");
 module_param(node_name, charp, 0444);
 MODULE_PARM_DESC(node_name, "Name of this node in domain member lists (default: host name)");
 module_param(fabric_uuid, charp, 0444);

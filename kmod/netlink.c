@@ -73,6 +73,7 @@ static const struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_REVOKE_REASON]		= NLA_POLICY_MAX(NLA_U32, __IMEX_REVOKE_REASON_MAX - 1),
 	[IMEX_A_IMPORT_COUNT]		= { .type = NLA_REJECT },
 	[IMEX_A_EXPORT_COUNT]		= { .type = NLA_REJECT },
+	[IMEX_A_CHANNEL_MINOR]		= { .type = NLA_REJECT },
 };
 
 /*

@@ -41,7 +41,7 @@ static struct json_object *device_node(const struct node_common *nc,
 	if (put(n, "path", json_object_new_string(path)) ||
 	    put(n, "type", json_object_get(nc->type)) ||
 	    put(n, "major", json_object_get(nc->major)) ||
-	    put(n, "minor", json_object_new_int64(c->id)) ||
+	    put(n, "minor", json_object_new_int64(c->minor)) ||
 	    put(n, "fileMode", json_object_new_int64(c->mode)) ||
 	    put(n, "uid", json_object_new_int64(c->uid)) ||
 	    put(n, "gid", json_object_new_int64(c->gid))) {
@@ -108,6 +108,9 @@ static int check_channels(struct imexctl *ctx, const struct imexctl_cdi_channel 
 		if (c[i].id >= IMEX_CHANNELS_MAX)
 			return imexctl_err(ctx, -EINVAL, "channel %u is out of range (max %u)",
 					   c[i].id, IMEX_CHANNELS_MAX - 1);
+		if (c[i].minor >= IMEX_MINORS)
+			return imexctl_err(ctx, -EINVAL, "channel %u: minor %u is out of range (max %u)",
+					   c[i].id, c[i].minor, IMEX_MINORS - 1);
 		if (c[i].mode > 0777)
 			return imexctl_err(ctx, -EINVAL, "channel %u: mode %o is more than permission bits (0777)",
 					   c[i].id, c[i].mode);
@@ -248,7 +251,7 @@ static int collect(struct imexctl *ctx, const char *domain, const uint32_t *ids,
 			continue;
 		(*out)[(*n)++] = (struct imexctl_cdi_channel){
 			.id = ch[i].id, .uid = ch[i].uid, .gid = ch[i].gid,
-			.mode = ch[i].mode,
+			.mode = ch[i].mode, .minor = ch[i].minor,
 		};
 	}
 	free(ch);

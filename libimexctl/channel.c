@@ -31,6 +31,8 @@ int imexctl_channel_parse(struct nl_msg *msg, struct imexctl_channel *c)
 	c->mode = tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600;
 	if (tb[IMEX_A_CHANNEL_OPEN_COUNT])
 		c->open_count = nla_get_u32(tb[IMEX_A_CHANNEL_OPEN_COUNT]);
+	/* Modules before per-grant device numbers used the id as the minor. */
+	c->minor = tb[IMEX_A_CHANNEL_MINOR] ? nla_get_u32(tb[IMEX_A_CHANNEL_MINOR]) : c->id;
 	return 0;
 }
 

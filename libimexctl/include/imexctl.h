@@ -348,6 +348,7 @@ struct imexctl_channel {
 	uint32_t uid, gid;
 	uint32_t mode;			/* permission bits of the device node */
 	uint32_t open_count;		/* open file descriptions */
+	uint32_t minor;			/* this grant's device minor (not the id) */
 };
 
 /*
@@ -439,16 +440,19 @@ int imexctl_cdi_name_check(enum imexctl_cdi_name kind, const char *name,
 
 /* One channel as the pure spec builder sees it. */
 struct imexctl_cdi_channel {
-	uint32_t id;			/* minor number */
+	uint32_t id;			/* channel id: the node's name */
 	uint32_t uid, gid;
 	uint32_t mode;			/* permission bits */
+	uint32_t minor;			/* the grant's device minor */
 };
 
 /*
  * Build a CDI spec for @channels (n > 0) of char major @major without any
  * kernel access: one device "channel<N>" per channel, plus the "all" device
  * (see imexctl_cdi_opts), each with a deviceNode
- * /dev/imex-channels/channel<N> (type c, major, minor N, fileMode, uid, gid)
+ * /dev/imex-channels/channel<N> (type c, @major, the channel's minor (each
+ * grant has its own: a node of an earlier grant opens nothing), fileMode,
+ * uid, gid)
  * and the lowest cdiVersion the spec needs.  On success *json is a
  * NUL-terminated JSON text to release with free().  -EINVAL for an invalid
  * vendor, class or device name or a duplicate channel (the message says

@@ -147,6 +147,8 @@ static void spec(const uint8_t *data, size_t size)
 		p += 16;
 		/* Mostly small ids and modes, so that most specs are valid. */
 		ch[n].id %= IMEX_CHANNELS_MAX + 2;
+		ch[n].minor = ch[n].id ^ ch[n].uid;
+		ch[n].minor %= IMEX_MINORS + 2;
 		if (!(ch[n].mode & 0x80000000u))
 			ch[n].mode &= 0777;
 		n++;

@@ -28,10 +28,12 @@ echo "$out"
 echo "$out" | grep -qx channel3 || fail "channel3 not in the container"
 echo "$out" | grep -q opened-3 || fail "channel3 not openable in the container"
 echo "$out" | grep -q SEES-4 && fail "container given channel3 sees channel4"
-# Even a hand-made node for channel 4 cannot be opened: the device cgroup
-# only allows what CDI injected.
+# Even a hand-made node for channel 4 (its grant's device number) cannot be
+# opened: the device cgroup only allows what CDI injected.
+devnum4=$($NL channel id=4 | sed -n 's/.* devnum=\([0-9]*\):\([0-9]*\).*/\1 \2/p')
+[ -n "$devnum4" ] || fail "no device number for channel 4: $($NL channel id=4)"
 out=$(run imex.dev/channel=channel3 /bin/sh -c \
-	'mknod /dev/c4 c '"$($NL node-get | sed 's/.*major=\([0-9]*\).*/\1/')"' 4 && (exec 3</dev/c4) 2>/dev/null && echo OPENED-4 || echo refused-4' 2>&1)
+	"mknod /dev/c4 c $devnum4"' && (exec 3</dev/c4) 2>/dev/null && echo OPENED-4 || echo refused-4' 2>&1)
 echo "$out"
 echo "$out" | grep -q OPENED-4 && fail "container opened channel4 through mknod"
 echo "$out" | grep -q refused-4 || fail "mknod test did not run: $out"

@@ -20,7 +20,9 @@
  * prints "imported N" and the errno that stopped it; "kapi-xfer" exports,
  * imports and unexports through the in-kernel API; "import UUID:ID" prints
  * "import errno=NAME" (OK on success); "wait-file PATH" waits (at most 60 s)
- * until PATH exists, so a test can change the node under an open fd.
+ * until PATH exists, so a test can change the node under an open fd;
+ * "reopen-until FILE" opens and closes PATH again and again (1 ms apart)
+ * until FILE exists and prints "reopen n=N max_us=US", the slowest pair.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +35,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <uuid/uuid.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/imex.h>
 #include "kapi/imex_kapi_test.h"
@@ -230,6 +233,35 @@ static int wait_file(const char *path)
 	return 1;
 }
 
+/* open()+close() PATH until STOP exists; print the slowest pair. */
+static int reopen_until(const char *path, const char *stop)
+{
+	unsigned long n = 0, max_us = 0;
+	struct timespec a, b;
+
+	do {
+		unsigned long us;
+		int fd;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			printf("reopen errno=%s\n", strerrorname_np(errno));
+			return 1;
+		}
+		close(fd);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		us = (unsigned long)((b.tv_sec - a.tv_sec) * 1000000 +
+				     (b.tv_nsec - a.tv_nsec) / 1000);
+		if (us > max_us)
+			max_us = us;
+		n++;
+		usleep(1000);
+	} while (access(stop, F_OK));
+	printf("reopen n=%lu max_us=%lu\n", n, max_us);
+	return 0;
+}
+
 static int kapi_xfer(int fd)
 {
 	struct imex_kapi_xfer x = { .fd = fd, .op = IMEX_KAPI_EXPORT, .len = 5,
@@ -329,6 +361,9 @@ int main(int argc, char **argv)
 				return 1;
 		} else if (!strcmp(argv[i], "wait-file") && i + 1 < argc) {
 			if (wait_file(argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "reopen-until") && i + 1 < argc) {
+			if (reopen_until(argv[1], argv[++i]))
 				return 1;
 		} else if (!strcmp(argv[i], "kapi-xfer")) {
 			if (kapi_xfer(fd))

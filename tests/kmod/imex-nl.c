@@ -473,7 +473,8 @@ static int print_msg(struct nl_msg *m, void *arg)
 	print_str("node", tb[IMEX_A_NODE_NAME]);
 	print_uuid("node_uuid", tb[IMEX_A_NODE_UUID]);
 	print_u32("max_channels", tb[IMEX_A_MAX_CHANNELS]);
-	print_u32("major", tb[IMEX_A_CHRDEV_MAJOR]);
+	if (!tb[IMEX_A_CHANNEL_ID])	/* channels say devnum= instead */
+		print_u32("major", tb[IMEX_A_CHRDEV_MAJOR]);
 	print_u32("manager_pid", tb[IMEX_A_MANAGER_PID]);
 	print_u32("domains", tb[IMEX_A_DOMAIN_COUNT]);
 	print_str("name", tb[IMEX_A_DOMAIN_NAME]);
@@ -491,6 +492,9 @@ static int print_msg(struct nl_msg *m, void *arg)
 	if (tb[IMEX_A_CHANNEL_MODE])
 		printf(" mode=%04o", nla_get_u32(tb[IMEX_A_CHANNEL_MODE]));
 	print_u32("open", tb[IMEX_A_CHANNEL_OPEN_COUNT]);
+	if (tb[IMEX_A_CHANNEL_MINOR] && tb[IMEX_A_CHRDEV_MAJOR])
+		printf(" devnum=%u:%u", nla_get_u32(tb[IMEX_A_CHRDEV_MAJOR]),
+		       nla_get_u32(tb[IMEX_A_CHANNEL_MINOR]));
 	if (tb[IMEX_A_REQ_ID])
 		printf(" req=%" PRIu64, nla_get_u64(tb[IMEX_A_REQ_ID]));
 	print_u32("reqcmd", tb[IMEX_A_REQ_CMD]);

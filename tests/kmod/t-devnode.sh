@@ -10,8 +10,10 @@ EACCES=13 ENXIO=6 ENOLINK=67 ENOENT=2
 
 serve_start
 $NL -q create name=dv members=$NODE channels=3-4 uid=1000 gid=1000 mode=0600 || fail "create"
-[ "$(stat -c '%A %u %g %t %T' $DEV/channel3)" = "crw------- 1000 1000 $(printf %x "$($NL node-get | sed 's/.*major=\([0-9]*\).*/\1/')") 3" ] ||
-	fail "channel3 node: $(stat -c '%A %u %g %t %T' $DEV/channel3)"
+# The node carries the grant's device number (not the id), as CHANNEL_GET says.
+devnum3=$($NL channel id=3 | sed -n 's/.* devnum=\([0-9]*:[0-9]*\).*/\1/p')
+[ "$(stat -c '%A %u %g' $DEV/channel3) $((0x$(stat -c %t $DEV/channel3))):$((0x$(stat -c %T $DEV/channel3)))" = "crw------- 1000 1000 $devnum3" ] ||
+	fail "channel3 node: $(stat -c '%A %u %g %t %T' $DEV/channel3), CHANNEL_GET: $($NL channel id=3)"
 [ ! -e $DEV/channel5 ] || fail "channel5 exists without a grant"
 
 as_uid 1000 $CHANOPEN $DEV/channel3 info | grep -q "info domain=dv channel=3 state=2" || fail "owner cannot open channel3"
@@ -45,9 +47,9 @@ grep -q 'info errno=ENODEV' "$IMEX_VM_OUT/waiter.log" || fail "ioctl after revok
 [ ! -e $DEV/channel3 ] || fail "channel3 node still present after revoke"
 
 # A hand-made node cannot reach a channel that is not granted.
-major=$($NL node-get | sed 's/.*major=\([0-9]*\).*/\1/')
-mknod /tmp/fake3 c "$major" 3
+mknod /tmp/fake3 c "${devnum3%:*}" "${devnum3#*:}"
 $CHANOPEN /tmp/fake3; [ $? = $ENXIO ] || fail "revoked channel opened through mknod"
+major=$($NL node-get | sed 's/.*major=\([0-9]*\).*/\1/')
 mknod /tmp/fake9 c "$major" 9
 $CHANOPEN /tmp/fake9; [ $? = $ENXIO ] || fail "ungranted channel opened through mknod"
 # Nor a channel only reserved by an uncommitted change.
@@ -62,6 +64,8 @@ reserver=$!
 wait_for 5 sh -c "$NL changes | grep -q change=500"
 $NL channel id=9 | grep -q 'chstate=0' || fail "channel 9 not reserved: $($NL channel id=9)"
 [ ! -e $DEV/channel9 ] || fail "a reserved channel has a device node"
-$CHANOPEN /tmp/fake9; [ $? = $ENXIO ] || fail "reserved channel opened through mknod"
+devnum9=$($NL channel id=9 | sed -n 's/.* devnum=\([0-9]*:[0-9]*\).*/\1/p')
+mknod /tmp/res9 c "${devnum9%:*}" "${devnum9#*:}" || fail "no device number for reserved channel 9: $($NL channel id=9)"
+$CHANOPEN /tmp/res9; [ $? = $ENXIO ] || fail "reserved channel opened through mknod"
 kill -9 $reserver
 wait_for 5 sh -c "! $NL channel id=9 >/dev/null 2>&1"

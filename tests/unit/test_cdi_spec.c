@@ -137,9 +137,9 @@ static void test_version_is_the_lowest_the_features_need(void **state)
 }
 
 static const struct imexctl_cdi_channel three[] = {
-	{ .id = 7, .uid = 1000, .gid = 100, .mode = 0660 },
-	{ .id = 1, .uid = 0, .gid = 0, .mode = 0600 },
-	{ .id = 5, .uid = 2000, .gid = 2000, .mode = 0666 },
+	{ .id = 7, .uid = 1000, .gid = 100, .mode = 0660, .minor = 70 },
+	{ .id = 1, .uid = 0, .gid = 0, .mode = 0600, .minor = 1048575 },
+	{ .id = 5, .uid = 2000, .gid = 2000, .mode = 0666, .minor = 5 },
 };
 
 static struct json_object *get(struct json_object *o, const char *key)
@@ -173,7 +173,8 @@ static void assert_node(struct json_object *node, const struct imexctl_cdi_chann
 	assert_string_equal(json_object_get_string(get(node, "type")), "c");
 	assert_true(json_object_is_type(get(node, "major"), json_type_int));
 	assert_int_equal(json_object_get_int64(get(node, "major")), major);
-	assert_int_equal(json_object_get_int64(get(node, "minor")), c->id);
+	/* The grant's number, not the id: an old grant's node opens nothing. */
+	assert_int_equal(json_object_get_int64(get(node, "minor")), c->minor);
 	assert_true(json_object_is_type(get(node, "fileMode"), json_type_int));
 	assert_int_equal(json_object_get_int64(get(node, "fileMode")), c->mode);
 	assert_int_equal(json_object_get_int64(get(node, "uid")), c->uid);
@@ -246,6 +247,7 @@ static void test_spec_refuses_bad_input_with_a_message(void **state)
 	struct imexctl_cdi_channel dup[] = { { .id = 3 }, { .id = 3 } };
 	struct imexctl_cdi_channel range[] = { { .id = IMEXCTL_CHANNELS_MAX } };
 	struct imexctl_cdi_channel mode[] = { { .id = 1, .mode = 01777 } };
+	struct imexctl_cdi_channel minor[] = { { .id = 1, .minor = IMEX_MINORS } };
 	char *json = NULL;
 
 	assert_int_equal(imexctl_cdi_spec_build(*state, &bad_vendor, 1, three, 3, &json), -EINVAL);
@@ -258,6 +260,8 @@ static void test_spec_refuses_bad_input_with_a_message(void **state)
 	assert_non_null(strstr(imexctl_errmsg(*state), "channel 3 is listed twice"));
 	assert_int_equal(imexctl_cdi_spec_build(*state, NULL, 1, range, 1, &json), -EINVAL);
 	assert_int_equal(imexctl_cdi_spec_build(*state, NULL, 1, mode, 1, &json), -EINVAL);
+	assert_int_equal(imexctl_cdi_spec_build(*state, NULL, 1, minor, 1, &json), -EINVAL);
+	assert_non_null(strstr(imexctl_errmsg(*state), "channel 1: minor 1048576 is out of range"));
 	assert_int_equal(imexctl_cdi_spec_build(*state, NULL, 1, three, 0, &json), -EINVAL);
 	assert_non_null(strstr(imexctl_errmsg(*state), "at least one channel"));
 	assert_null(json);
@@ -293,6 +297,7 @@ static void test_spec_builder_survives_random_input(void **state)
 			ch[i].uid = (uint32_t)rand_r(&seed);
 			ch[i].gid = (uint32_t)rand_r(&seed);
 			ch[i].mode = (uint32_t)rand_r(&seed) % 01000;
+			ch[i].minor = (uint32_t)rand_r(&seed) % (IMEX_MINORS + 2);
 		}
 		opts = (struct imexctl_cdi_opts){ .vendor = vendor, .class_name = class_name,
 						  .all_name = all };

@@ -379,12 +379,21 @@ static void test_channel_and_node_replies_are_parsed(void **state)
 	nla_put_u32(m, IMEX_A_CHANNEL_GID, 100);
 	nla_put_u32(m, IMEX_A_CHANNEL_MODE, 0660);
 	nla_put_u32(m, IMEX_A_CHANNEL_OPEN_COUNT, 2);
+	nla_put_u32(m, IMEX_A_CHANNEL_MINOR, 70001);
 	assert_int_equal(imexctl_channel_parse(m, &c), 0);
 	assert_int_equal(c.id, 12);
 	assert_string_equal(c.domain, "job7");
 	assert_int_equal(c.state, IMEXCTL_CHANNEL_GRANTED);
 	assert_int_equal(c.mode, 0660);
 	assert_int_equal(c.open_count, 2);
+	assert_int_equal(c.minor, 70001);
+	nlmsg_free(m);
+
+	/* A module before per-grant numbers: the minor was the id. */
+	m = genl_msg(IMEX_CMD_CHANNEL_GET, 1);
+	nla_put_u32(m, IMEX_A_CHANNEL_ID, 12);
+	assert_int_equal(imexctl_channel_parse(m, &c), 0);
+	assert_int_equal(c.minor, 12);
 	nlmsg_free(m);
 
 	m = genl_msg(IMEX_CMD_NODE_GET, 1);

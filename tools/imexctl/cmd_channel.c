@@ -76,6 +76,7 @@ static struct json_object *channel_json(const struct imexctl_channel *ch)
 	json_object_object_add(o, "gid", json_object_new_int64(ch->gid));
 	json_object_object_add(o, "mode", json_mode(ch->mode));
 	json_object_object_add(o, "open_count", json_object_new_int64(ch->open_count));
+	json_object_object_add(o, "minor", json_object_new_int64(ch->minor));
 	return o;
 }
 
@@ -85,7 +86,7 @@ static int channel_list(struct cli *cli, int argc, char **argv)
 	struct imexctl_channel *v = NULL;
 	struct json_object *arr;
 	struct table *t;
-	char id[16], owner[32], mode[8], open[16];
+	char id[16], owner[32], mode[8], open[16], minor[16];
 	size_t i, n = 0;
 	int r = channel_list_parse(argc, argv, &a);
 
@@ -105,14 +106,15 @@ static int channel_list(struct cli *cli, int argc, char **argv)
 		printf("no channels%s%s on this node\n", a.domain ? " in domain " : "",
 		       a.domain ? a.domain : "");
 	} else {
-		t = table_new(6, "ID", "DOMAIN", "STATE", "OWNER", "MODE", "OPEN");
+		t = table_new(7, "ID", "DOMAIN", "STATE", "OWNER", "MODE", "OPEN", "MINOR");
 		for (i = 0; i < n; i++) {
 			snprintf(id, sizeof(id), "%u", v[i].id);
 			snprintf(owner, sizeof(owner), "%u:%u", v[i].uid, v[i].gid);
 			snprintf(mode, sizeof(mode), "%04o", v[i].mode & 07777);
 			snprintf(open, sizeof(open), "%u", v[i].open_count);
+			snprintf(minor, sizeof(minor), "%u", v[i].minor);
 			table_add(t, id, v[i].domain, imexctl_channel_state_name(v[i].state),
-				  owner, mode, open);
+				  owner, mode, open, minor);
 		}
 		table_print(t);
 		table_free(t);

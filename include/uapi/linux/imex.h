@@ -86,11 +86,14 @@
  *   -> IMEX_A_CHANNEL_ID, IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID,
  *      IMEX_A_CHANNEL_STATE (u32 enum imex_channel_state),
  *      IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_GID, IMEX_A_CHANNEL_MODE,
- *      IMEX_A_CHANNEL_OPEN_COUNT (u32 open file descriptions)
+ *      IMEX_A_CHANNEL_OPEN_COUNT (u32 open file descriptions),
+ *      IMEX_A_CHRDEV_MAJOR and IMEX_A_CHANNEL_MINOR (u32: the device number
+ *      of this grant of the channel; see "Channel character devices")
  *
  * IMEX_CMD_CHANNEL_SET (admin): IMEX_A_CHANNEL_ID and any of
  *      IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_GID, IMEX_A_CHANNEL_MODE.
- *   The device node is re-created with the new owner/mode; open fds stay.
+ *   The device node is re-created with the new owner/mode and the same
+ *   device number; open fds stay.
  *
  * Manager side (the imexd daemon):
  *
@@ -195,10 +198,15 @@
  *      IMEX_CMD_MANAGER_DETACH.
  *
  * Channel character devices: /dev/imex-channels/channel<N>, char major from
- * the /proc/devices entry "imex-channels", minor N.  open() fails with ENOLINK
- * while the channel's domain is DOWN, and with ENXIO when the channel is not
- * granted (only reserved by an uncommitted change, revoked, or never
- * granted: a hand-made node reaches nothing).  After revocation poll()
+ * the /proc/devices entry "imex-channels" (IMEX_A_CHRDEV_MAJOR).  The minor
+ * is not N: every grant of a channel gets its own (IMEX_A_CHANNEL_MINOR, any
+ * value in 0..2^20-1, reused only after all others were handed out), so a
+ * node made for one grant (from a CDI spec, say) never reaches a later grant
+ * of the same channel to another domain.  open() fails with ENOLINK while
+ * the channel's domain is DOWN, and with ENXIO when the number is not that
+ * of a granted channel (only reserved by an uncommitted change, revoked, an
+ * earlier grant's, or never given out: a hand-made node reaches nothing),
+ * and while the channel's device node is still being made.  After revocation poll()
  * reports POLLERR | POLLHUP | POLLPRI and ioctls fail with ENODEV.
  */
 
@@ -223,6 +231,7 @@
 #define IMEX_MEMBERS_MAX	160	/* 144 nodes (NVL576) and room */
 #define IMEX_DOMAINS_MAX	256	/* per node, prepared ones included */
 #define IMEX_CHANNELS_MAX	(1U << 20)
+#define IMEX_MINORS		(1U << 20)	/* device minors grants get */
 #define IMEX_REQS_MAX		64	/* requests queued for the manager */
 #define IMEX_REQ_TIMEOUT_MS	120000	/* a request not done by then fails */
 #define IMEX_MESSAGE_MAX	256
@@ -321,6 +330,7 @@ enum imex_attr {
 	IMEX_A_REVOKE_REASON,		/* u32, enum imex_revoke_reason */
 	IMEX_A_IMPORT_COUNT,		/* u32 */
 	IMEX_A_EXPORT_COUNT,		/* u32 */
+	IMEX_A_CHANNEL_MINOR,		/* u32, the grant's device minor */
 
 	__IMEX_A_MAX
 };
