@@ -678,9 +678,18 @@ static void test_tls_names(const char *dir)
 	      "TLS names: ... and nothing it sent reaches the owner (%u messages)",
 	      a.msgs - msgs);
 
+	/* Names are case-sensitive; OpenSSL's match is not. */
+	msgs = a.msgs;
+	xdown = x.down;
+	check(imexd_net_connect(nx, aa) == 0 && run_until(&x.up, 2, 5000),
+	      "TLS names: b connects again");
+	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "B");
+	check(run_until(&x.down, xdown + 1, 5000) && a.msgs == msgs,
+	      "TLS names: a HELLO claiming 'B' with b's certificate is refused");
+
 	/* The same certificate under its own name works... */
 	msgs = a.msgs;
-	check(imexd_net_connect(nx, aa) == 0 && run_until(&x.up, 2, 5000),
+	check(imexd_net_connect(nx, aa) == 0 && run_until(&x.up, 3, 5000),
 	      "TLS names: b connects again");
 	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "b");
 	send_plain(nx, x.up_conn, IMEXD_MSG_HEARTBEAT);
@@ -698,7 +707,7 @@ static void test_tls_names(const char *dir)
 	 * certificate does not carry. */
 	msgs = a.msgs;
 	xdown = x.down;
-	check(imexd_net_connect(na, ax) == 0 && run_until(&x.up, 3, 5000),
+	check(imexd_net_connect(na, ax) == 0 && run_until(&x.up, 4, 5000),
 	      "TLS names: a dials b");
 	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO_ACK, "c");
 	check(run_until(&x.down, xdown + 1, 5000) && a.msgs == msgs,

@@ -152,7 +152,7 @@ struct cdi_list_args {
 struct tls_args {			/* init-ca, issue */
 	const char *dir;
 	char **nodes;
-	int nnodes;
+	size_t nnodes;
 	uint32_t days;
 	bool json;
 };

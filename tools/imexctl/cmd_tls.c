@@ -60,7 +60,8 @@ static int tls_parse(const char *cmd, const char *synopsis, const char *help,
 				     &a->json);
 	const char *why = NULL;
 	char **pos;
-	int c, n, i;
+	int c, n;
+	size_t i;
 
 	while ((c = cli_next_opt(&o)) != OPT_END) {
 		if (c == CLI_HELP)
@@ -81,7 +82,7 @@ static int tls_parse(const char *cmd, const char *synopsis, const char *help,
 		return cli_bad_value(&o, "DIR", pos[0], "empty");
 	a->dir = pos[0];
 	a->nodes = pos + 1;
-	a->nnodes = n - 1;
+	a->nnodes = (size_t)n - 1;
 	for (i = 0; i < a->nnodes; i++) {
 		if (parse_name(a->nodes[i], &why) < 0)
 			return cli_bad_value(&o, "NODE", a->nodes[i], why);
@@ -204,9 +205,9 @@ static int write_pem(const char *path, mode_t mode, EVP_PKEY *key, X509 *cert)
 }
 
 /* Fail unless none of @paths exists. */
-static int check_absent(struct cli *cli, char (*paths)[4096], int n)
+static int check_absent(struct cli *cli, char (*paths)[4096], size_t n)
 {
-	int i;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (access(paths[i], F_OK) == 0 || errno != ENOENT)
@@ -232,10 +233,10 @@ static int write_pair(struct cli *cli, const char *keypath, const char *certpath
 	return 0;
 }
 
-static void print_written(bool json, char (*paths)[4096], int n)
+static void print_written(bool json, char (*paths)[4096], size_t n)
 {
 	struct json_object *o, *arr;
-	int i;
+	size_t i;
 
 	if (!json) {
 		for (i = 0; i < n; i++)
@@ -331,14 +332,15 @@ static int tls_issue(struct cli *cli, int argc, char **argv)
 	char (*paths)[4096] = NULL;
 	EVP_PKEY *cakey = NULL;
 	X509 *ca = NULL;
-	int r = tls_issue_parse(argc, argv, &a), i, done = 0;
+	int r = tls_issue_parse(argc, argv, &a);
+	size_t i, done = 0;
 
 	if (r)
 		return r == CLI_HELP ? EXIT_OK : r;
 	r = load_ca(cli, a.dir, &ca, &cakey);
 	if (r)
 		goto out;
-	paths = calloc((size_t)a.nnodes * 2, sizeof(*paths));
+	paths = calloc(a.nnodes * 2, sizeof(*paths));
 	if (!paths) {
 		r = cli_fail(cli, "out of memory");
 		goto out;
