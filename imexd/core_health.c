@@ -115,8 +115,8 @@ void core_heartbeat_in(struct imexd_core *core, int p,
 			continue;
 		if (!strcmp(e->name, core->cfg.node_name))
 			self = e->state;
-		else if (e->name[0] && core->npeers < 4UL * IMEX_MEMBERS_MAX)
-			idx[i] = core_peer_get(core, e->name, NULL);
+		else if (e->name[0])
+			idx[i] = core_peer_admit(core, e->name, NULL, false);
 	}
 	pe = &core->peers[p];
 	nv = malloc(core->peers_cap);

@@ -440,6 +440,23 @@ void core_imp_peer_bound(struct imexd_core *core, int p)
 	core_revokes_flush(core, p, true);
 }
 
+/* Does any import, check or held revocation refer to peer @p? */
+bool core_imp_uses_peer(const struct imexd_core *core, int p)
+{
+	size_t i;
+
+	for (i = 0; i < core->nimps; i++)
+		if (core->imps[i].peer == p)
+			return true;
+	for (i = 0; i < core->nchecks; i++)
+		if (core->checks[i].peer == p)
+			return true;
+	for (i = 0; i < core->nrevokes; i++)
+		if (core->revokes[i].peer == p)
+			return true;
+	return false;
+}
+
 void core_imp_peer_lost(struct imexd_core *core, int p)
 {
 	core_revokes_flush(core, p, false);

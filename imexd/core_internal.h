@@ -38,7 +38,11 @@
 #define CORE_LOGONCE		512	/* (reason, peer, epoch) dedupe slots */
 #define CORE_PEERS_MAX		(4UL * IMEX_MEMBERS_MAX)	/* peers named only by
 					 * a HELLO or a heartbeat (members of
-					 * known domains always get an entry) */
+					 * known domains always get an entry);
+					 * past it a HELLO reuses the entry of
+					 * such a stranger that is not connected */
+#define CORE_STRANGERS_PER_HOST	8	/* connections from one host bound to
+					 * names nothing here knows */
 #define CORE_TOMBSTONE_MS	3600000	/* deleted/evicted defs are remembered */
 #define CORE_NO_TIME		UINT64_MAX
 
@@ -356,6 +360,8 @@ int core_channels_from_ids(const uint32_t *ids, uint32_t n, uint32_t uid,
 
 /* ---- core_peer.c ---- */
 int core_peer_find(const struct imexd_core *core, const char *name);
+int core_peer_admit(struct imexd_core *core, const char *name,
+		    const struct core_conn *via, bool reuse);
 int core_peer_get(struct imexd_core *core, const char *name,
 		  const char *addr);
 void core_peer_set_state(struct imexd_core *core, int p, uint8_t state);
@@ -483,6 +489,7 @@ void core_imp_export_del(struct imexd_core *core, uint64_t handle_id,
 void core_imp_msg(struct imexd_core *core, int p, const struct imexd_msg *msg);
 void core_imp_conn_lost(struct imexd_core *core, int p, uint64_t conn);
 void core_imp_peer_bound(struct imexd_core *core, int p);
+bool core_imp_uses_peer(const struct imexd_core *core, int p);
 void core_imp_peer_lost(struct imexd_core *core, int p);
 void core_imp_peer_restarted(struct imexd_core *core, int p,
 			     const uint8_t old_uuid[16]);

@@ -149,6 +149,123 @@ int core_peer_get(struct imexd_core *core, const char *name, const char *addr)
 	return p;
 }
 
+/* The host part of an inbound connection's "ip:port" (its length). */
+static size_t core_addr_host_len(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+
+	return colon ? (size_t)(colon - addr) : strlen(addr);
+}
+
+/* Does anything here name peer @p: a domain (any kind), a change, an
+ * import, a connection? */
+static bool core_peer_in_use(const struct imexd_core *core, int p)
+{
+	const struct core_peer *pe = &core->peers[p];
+	size_t i;
+	uint16_t m;
+
+	if (pe->conn || pe->connecting || pe->wanted)
+		return true;
+	for (i = 0; i < core->ndoms; i++)
+		for (m = 0; m < core->doms[i]->def.nmembers; m++)
+			if (core->doms[i]->midx[m] == p)
+				return true;
+	for (i = 0; i < core->nconns; i++)
+		if (core->conns[i].peer == p ||
+		    core->conns[i].peer == CONN_DIALED(p))
+			return true;
+	return core_cc_names(core, pe->name) || core_pc_names(core, pe->name) ||
+	       core_imp_uses_peer(core, p);
+}
+
+/* A stranger: a peer only a HELLO or a heartbeat named. */
+static bool core_peer_stranger(const struct imexd_core *core, int p)
+{
+	const struct core_peer *pe = &core->peers[p];
+	size_t i;
+	uint16_t m;
+
+	if (pe->wanted)
+		return false;
+	for (i = 0; i < core->ndoms; i++)
+		for (m = 0; m < core->doms[i]->def.nmembers; m++)
+			if (core->doms[i]->midx[m] == p)
+				return false;
+	return !core_cc_names(core, pe->name) && !core_pc_names(core, pe->name);
+}
+
+/* Give the entry of an unused stranger @p to @name. */
+static void core_peer_reuse(struct imexd_core *core, int p, const char *name)
+{
+	struct core_peer *pe = &core->peers[p];
+	uint8_t *view = pe->view;
+	size_t i;
+
+	core_log(core, IMEXD_LOG_DEBUG,
+		 "peer table full: node '%s' takes the entry of '%s', which nothing here names",
+		 name, pe->name);
+	for (i = 0; i < core->npeers; i++)
+		core->peers[i].view[p] = IMEX_MEMBER_UNKNOWN;
+	memset(pe, 0, sizeof(*pe));
+	pe->view = view;
+	memset(pe->view, IMEX_MEMBER_UNKNOWN, core->peers_cap);
+	snprintf(pe->name, sizeof(pe->name), "%s", name);
+	pe->state = IMEX_MEMBER_NEVER_CONNECTED;
+	pe->state_since = core->now;
+	pe->backoff = core->cfg.backoff_min_ms;
+	memset(core->phash, 0, core->phash_cap * sizeof(*core->phash));
+	for (i = 0; i < core->npeers; i++)
+		core_phash_insert(core, (int)i);
+	core->view_dirty = true;
+}
+
+/*
+ * A peer entry for @name, which a HELLO on @via (or, @via NULL, a
+ * heartbeat) names; -1 when refused.  Names nothing here knows are bounded
+ * so that junk cannot lock genuine nodes out: one host holds at most
+ * CORE_STRANGERS_PER_HOST connections under such names, and once the table
+ * holds CORE_PEERS_MAX peers a new one (@reuse: from a HELLO) takes the
+ * entry of the stranger unused longest, connected to nothing.
+ */
+int core_peer_admit(struct imexd_core *core, const char *name,
+		    const struct core_conn *via, bool reuse)
+{
+	int p = core_peer_find(core, name), q = -1;
+	size_t i, hlen;
+	unsigned same = 0;
+
+	if (p >= 0)
+		return p;
+	if (via && !via->outbound) {
+		hlen = core_addr_host_len(via->addr);
+		for (i = 0; i < core->nconns; i++) {
+			const struct core_conn *c = &core->conns[i];
+
+			if (!c->outbound && c->peer >= 0 && c->hello_done &&
+			    core_addr_host_len(c->addr) == hlen &&
+			    !memcmp(c->addr, via->addr, hlen) &&
+			    core_peer_stranger(core, c->peer))
+				same++;
+		}
+		if (same >= CORE_STRANGERS_PER_HOST)
+			return -1;
+	}
+	if (core->npeers < CORE_PEERS_MAX)
+		return core_peer_get(core, name, NULL);
+	if (!reuse)
+		return -1;
+	for (i = 0; i < core->npeers; i++) {
+		if (core->peers[i].addr[0] || core_peer_in_use(core, (int)i))
+			continue;
+		if (q < 0 || core->peers[i].state_since < core->peers[q].state_since)
+			q = (int)i;
+	}
+	if (q >= 0)
+		core_peer_reuse(core, q, name);
+	return q;
+}
+
 static struct core_conn *core_conn_find(struct imexd_core *core, uint64_t id)
 {
 	size_t i;
@@ -388,8 +505,13 @@ static void core_hello(struct imexd_core *core, struct core_conn *c,
 		return;
 	}
 	if (c->hello_done) {
-		if (memcmp(c->uuid, msg->sender_uuid, 16) ||
-		    c->epoch != msg->sender_epoch) {
+		if (c->peer >= 0 && strcmp(core->peers[c->peer].name, name)) {
+			core_log(core, IMEXD_LOG_WARN,
+				 "node '%s' said HELLO again as '%s' on one connection: closing it",
+				 core->peers[c->peer].name, name);
+			core_conn_drop(core, c, true);
+		} else if (memcmp(c->uuid, msg->sender_uuid, 16) ||
+			   c->epoch != msg->sender_epoch) {
 			core_log(core, IMEXD_LOG_WARN,
 				 "node '%s' changed identity on one connection: closing it",
 				 name);
@@ -413,15 +535,15 @@ static void core_hello(struct imexd_core *core, struct core_conn *c,
 		core_conn_drop(core, c, true);
 		return;
 	}
-	if (core_peer_find(core, name) < 0 && core->npeers >= CORE_PEERS_MAX) {
+	p = core_peer_admit(core, name, c, true);
+	if (p < 0) {
 		core_log_once(core, "peers-full", c->addr, msg->sender_epoch,
 			      IMEXD_LOG_WARN,
-			      "%s says it is node '%s', which no domain names, and %zu nodes are known already: closing it",
+			      "%s says it is node '%s', which nothing here names, and that host or the peer table (%zu nodes) holds as many such names as allowed: closing it",
 			      c->addr, name, core->npeers);
 		core_conn_drop(core, c, true);
 		return;
 	}
-	p = core_peer_get(core, name, NULL);
 	pe = &core->peers[p];
 	if (msg->u.hello.proto_max < CORE_PROTO_MIN ||
 	    msg->u.hello.proto_min > CORE_PROTO_MAX) {

@@ -869,9 +869,9 @@ static int start(struct daemon *d)
 	if (d->cfg.tls) {
 		char desc[512];
 
-		r = imexd_tls_new(&d->tls, d->cfg.tls_ca_file,
-				  d->cfg.tls_cert_file, d->cfg.tls_key_file, err,
-				  sizeof(err));
+		r = imexd_tls_new(&d->tls, d->cfg.node_name,
+				  d->cfg.tls_ca_file, d->cfg.tls_cert_file,
+				  d->cfg.tls_key_file, err, sizeof(err));
 		if (r < 0)
 			return fail("%s", err);
 		imexd_tls_describe(d->tls, desc, sizeof(desc));

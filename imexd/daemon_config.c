@@ -87,8 +87,9 @@ int imexd_daemon_check_config(const struct imexd_config *cfg, char *err,
 	if (cfg->tls) {
 		struct imexd_tls *tls = NULL;
 
-		r = imexd_tls_new(&tls, cfg->tls_ca_file, cfg->tls_cert_file,
-				  cfg->tls_key_file, err, errlen);
+		r = imexd_tls_new(&tls, cfg->node_name, cfg->tls_ca_file,
+				  cfg->tls_cert_file, cfg->tls_key_file, err,
+				  errlen);
 		imexd_tls_free(tls);
 		if (r < 0)
 			return r;

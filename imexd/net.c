@@ -47,6 +47,7 @@ struct conn {
 	bool outbound;
 	bool reported;			/* conn_up delivered */
 	bool greeted;			/* HELLO or HELLO_ACK received */
+	char name[IMEX_NAME_MAX];	/* the node it said HELLO as */
 	bool read_wants_write;		/* TLS read waits for EPOLLOUT */
 	bool write_wants_read;		/* TLS write waits for EPOLLIN */
 	uint32_t hs_events;		/* what the TLS handshake waits for */
@@ -486,6 +487,31 @@ static int conn_in_reserve(struct conn *c, size_t need)
 }
 
 /*
+ * Bind @c to the node name its HELLO or HELLO_ACK claims: with TLS only a
+ * name the peer's certificate carries, and never a second name on one
+ * connection.  False (the caller drops @c) when refused.
+ */
+static bool conn_bind_name(struct conn *c, const char *claim)
+{
+	char names[256];
+
+	if (c->name[0]) {
+		if (!strcmp(c->name, claim))
+			return true;
+		peer_warn(c->net, "closing connection %s %s: it said HELLO as node '%s' and now claims to be '%s'",
+			  c->outbound ? "to" : "from", c->peer, c->name, claim);
+		return false;
+	}
+	if (c->tls && !imexd_tls_peer_names(c->tls, claim, names, sizeof(names))) {
+		peer_warn(c->net, "refusing connection %s %s: it claims to be node '%s' but its certificate names %s",
+			  c->outbound ? "to" : "from", c->peer, claim, names);
+		return false;
+	}
+	snprintf(c->name, sizeof(c->name), "%s", claim);
+	return true;
+}
+
+/*
  * Hand every complete frame to the owner.  Returns 0, or -1 when @c is gone
  * (dropped here, or closed by the owner from a callback).
  */
@@ -533,6 +559,11 @@ static int conn_parse(struct conn *c)
 		}
 		off += (size_t)flen;
 		if (msg.type == IMEXD_MSG_HELLO || msg.type == IMEXD_MSG_HELLO_ACK) {
+			if (!conn_bind_name(c, msg.u.hello.node_name)) {
+				imexd_msg_free(&msg);
+				conn_drop(c);
+				return -1;
+			}
 			if (!c->greeted && c->timer)
 				sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
 			c->greeted = true;

@@ -17,6 +17,13 @@
  *   - HELLO (and the TLS handshake) within IMEXD_NET_HELLO_TIMEOUT_MS;
  *     outbound connects within the same bound.
  *
+ * Identity: a connection is bound to the node name of the first HELLO or
+ * HELLO_ACK on it.  With TLS that name must be one the peer's certificate
+ * carries (tls.h), else the connection is refused and logged with both
+ * names; a later HELLO naming anything else closes it.  Nothing from a
+ * refused connection reaches the owner, so every message the owner gets
+ * on a connection comes from the node its (first) HELLO named.
+ *
  * Connections are named by uint64_t ids that are never reused.  Events reach
  * the owner only from the event loop through struct imexd_net_ops, never
  * from inside an imexd_net_* call, so the owner may call back into the net

@@ -7,11 +7,22 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include "tls.h"
+
+/*
+ * A node is named by a subjectAltName DNS entry, compared exactly.  Never by
+ * the subject CN: RFC 6125 retired that, and CAs put free text there (an
+ * old certificate with CN=a and no SAN must not silently name node a).  No
+ * wildcards: one certificate, one node.
+ */
+#define NAME_FLAGS	(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | \
+			 X509_CHECK_FLAG_NO_WILDCARDS)
 
 struct imexd_tls {
 	SSL_CTX *ctx;			/* for new connections */
 	char ca[4096], cert[4096], key[4096];
+	char node[256];			/* this node's name */
 	uint64_t last_reload_ms;
 	bool reloaded;
 	char desc[512];
@@ -42,6 +53,50 @@ static void ssl_errors(char *buf, size_t len)
 		snprintf(buf, len, "no further detail from OpenSSL");
 }
 
+/* Does @x name node @name (a DNS subjectAltName equal to it)? */
+static bool cert_names(X509 *x, const char *name)
+{
+	char *matched = NULL;
+	bool ok;
+
+	if (X509_check_host(x, name, strlen(name), NAME_FLAGS, &matched) != 1)
+		return false;
+	/* OpenSSL compares without case; node names are case-sensitive. */
+	ok = matched && !strcmp(matched, name);
+	OPENSSL_free(matched);
+	return ok;
+}
+
+/* The DNS names @x carries, "a, b", for messages. */
+static void cert_dns_names(X509 *x, char *buf, size_t len)
+{
+	GENERAL_NAMES *gens = X509_get_ext_d2i(x, NID_subject_alt_name, NULL,
+					       NULL);
+	size_t off = 0;
+	int i;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	for (i = 0; gens && i < sk_GENERAL_NAME_num(gens); i++) {
+		const GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
+		const unsigned char *d;
+		int n;
+
+		if (g->type != GEN_DNS)
+			continue;
+		d = ASN1_STRING_get0_data(g->d.dNSName);
+		n = ASN1_STRING_length(g->d.dNSName);
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s'%.*s'",
+						off ? ", " : "", n > 64 ? 64 : n,
+						(const char *)d);
+	}
+	GENERAL_NAMES_free(gens);
+	if (!buf[0])
+		snprintf(buf, len, "no node name (no subjectAltName DNS entry)");
+}
+
 static void describe_cert(SSL_CTX *ctx, char *buf, size_t len)
 {
 	X509 *x = SSL_CTX_get0_certificate(ctx);
@@ -66,11 +121,12 @@ static void describe_cert(SSL_CTX *ctx, char *buf, size_t len)
 	snprintf(buf, len, "certificate %s, valid until %s", subject, until);
 }
 
-static SSL_CTX *ctx_load(const char *ca, const char *cert, const char *key,
-			 char *err, size_t errlen)
+static SSL_CTX *ctx_load(const char *node, const char *ca, const char *cert,
+			 const char *key, char *err, size_t errlen)
 {
 	STACK_OF(X509_NAME) *names;
 	char detail[512];
+	X509 *own;
 	SSL_CTX *ctx;
 
 	ERR_clear_error();
@@ -111,6 +167,14 @@ static SSL_CTX *ctx_load(const char *ca, const char *cert, const char *key,
 			 key, cert);
 		goto fail;
 	}
+	own = SSL_CTX_get0_certificate(ctx);
+	if (!own || !cert_names(own, node)) {
+		if (own)
+			cert_dns_names(own, detail, sizeof(detail));
+		snprintf(err, errlen, "TLS_CERT_FILE %s names %s, not this node '%s': issue one for it (imexctl tls issue DIR %s)",
+			 cert, own ? detail : "nothing", node, node);
+		goto fail;
+	}
 	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		ssl_errors(detail, sizeof(detail));
 		snprintf(err, errlen, "TLS_CA_FILE %s: cannot load the CA certificate (%s): check the path and that it is PEM",
@@ -139,9 +203,9 @@ static int copy_path(char *dst, size_t len, const char *src)
 	return 0;
 }
 
-int imexd_tls_new(struct imexd_tls **out, const char *ca_file,
-		  const char *cert_file, const char *key_file, char *err,
-		  size_t errlen)
+int imexd_tls_new(struct imexd_tls **out, const char *node_name,
+		  const char *ca_file, const char *cert_file,
+		  const char *key_file, char *err, size_t errlen)
 {
 	struct imexd_tls *tls;
 
@@ -158,7 +222,13 @@ int imexd_tls_new(struct imexd_tls **out, const char *ca_file,
 		free(tls);
 		return -EINVAL;
 	}
-	tls->ctx = ctx_load(tls->ca, tls->cert, tls->key, err, errlen);
+	if (copy_path(tls->node, sizeof(tls->node), node_name)) {
+		snprintf(err, errlen, "TLS=yes needs NODE_NAME");
+		free(tls);
+		return -EINVAL;
+	}
+	tls->ctx = ctx_load(tls->node, tls->ca, tls->cert, tls->key, err,
+			    errlen);
 	if (!tls->ctx) {
 		free(tls);
 		return -EINVAL;
@@ -197,7 +267,7 @@ int imexd_tls_reload(struct imexd_tls *tls, uint64_t now_ms,
 		snprintf(err, errlen, "TLS: a file name is too long");
 		return -ENAMETOOLONG;
 	}
-	ctx = ctx_load(ca, cert, key, err, errlen);
+	ctx = ctx_load(tls->node, ca, cert, key, err, errlen);
 	if (!ctx)
 		return -EINVAL;
 	/* Sessions already up hold their own reference to the old context. */
@@ -360,4 +430,21 @@ void imexd_tls_peer_name(const struct imexd_tls_conn *tc, char *buf,
 	}
 	X509_NAME_oneline(X509_get_subject_name(peer), buf, (int)len);
 	X509_free(peer);
+}
+
+bool imexd_tls_peer_names(const struct imexd_tls_conn *tc, const char *name,
+			  char *names, size_t len)
+{
+	X509 *peer = SSL_get1_peer_certificate(tc->ssl);
+	bool ok;
+
+	if (!peer) {
+		snprintf(names, len, "nothing (no certificate)");
+		return false;
+	}
+	ok = cert_names(peer, name);
+	if (!ok)
+		cert_dns_names(peer, names, len);
+	X509_free(peer);
+	return ok;
 }

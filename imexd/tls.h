@@ -4,8 +4,11 @@
  *
  * TLS 1.3 only.  Both sides present a certificate signed by TLS_CA_FILE and
  * both verify the other's; a peer whose certificate does not verify never
- * reaches the protocol core.  Peers are trusted by the CA alone (no name
- * check): issue certificates only to imexd nodes.
+ * reaches the protocol core.  A certificate names its node by a
+ * subjectAltName DNS entry (never the subject CN, never a wildcard): this
+ * node's own must name NODE_NAME, and net.c binds each connection to the
+ * name the peer's HELLO claims only if its certificate carries that name
+ * (imexd_tls_peer_names()).
  *
  * imexd_tls_reload() (SIGUSR1) loads the files into a new SSL_CTX that new
  * connections use; connections already up keep the context they started
@@ -29,17 +32,18 @@ struct imexd_tls;
 struct imexd_tls_conn;
 
 /*
- * Load the CA, certificate and key.  Returns 0 with *@tls set, or -errno
- * with a message naming the file and what to do in @err.
+ * Load the CA, certificate and key; the certificate must name @node_name.
+ * Returns 0 with *@tls set, or -errno with a message naming the file and
+ * what to do in @err.
  */
-int imexd_tls_new(struct imexd_tls **tls, const char *ca_file,
-		  const char *cert_file, const char *key_file, char *err,
-		  size_t errlen);
+int imexd_tls_new(struct imexd_tls **tls, const char *node_name,
+		  const char *ca_file, const char *cert_file,
+		  const char *key_file, char *err, size_t errlen);
 void imexd_tls_free(struct imexd_tls *tls);
 
 /*
  * Re-read the files (new paths if given non-NULL) into a new context for
- * new connections.  At most once per IMEXD_TLS_RELOAD_MIN_MS: -EAGAIN when
+ * new connections; the certificate must still name this node.  At most once per IMEXD_TLS_RELOAD_MIN_MS: -EAGAIN when
  * called sooner (at @now_ms, monotonic).  On any error the old context
  * stays in use and @err says why.  0 on success.
  */
@@ -74,6 +78,12 @@ ssize_t imexd_tls_write(struct imexd_tls_conn *tc, const void *buf,
 			size_t len, char *err, size_t errlen);
 /* Decrypted bytes buffered inside the session (read them before polling). */
 bool imexd_tls_pending(const struct imexd_tls_conn *tc);
+/*
+ * Does the verified peer certificate name node @name?  When not, @names
+ * gets the names it does carry, for the log.
+ */
+bool imexd_tls_peer_names(const struct imexd_tls_conn *tc, const char *name,
+			  char *names, size_t len);
 /* The verified peer certificate's subject, for the log. */
 void imexd_tls_peer_name(const struct imexd_tls_conn *tc, char *buf,
 			 size_t len);

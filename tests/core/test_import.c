@@ -290,6 +290,51 @@ static void test_revocations_name_the_exporting_node(void **state)
 	tc_done(&t);
 }
 
+/*
+ * A member's IMPORT_REQs waiting for this node's kernel are bounded by
+ * CORE_CHECKS_MAX (4096): past it the request is answered ENOBUFS at once,
+ * and a slot that completes takes a new one.
+ */
+static void test_import_checks_are_bounded(void **state)
+{
+	const struct imexd_action *a;
+	uint64_t first_op = 0;
+	struct imexd_msg m;
+	uint8_t u[16];
+	unsigned i;
+	struct tc t;
+
+	(void)state;
+	start_two(&t, "a");
+	tc_bind(&t, 1, "b", true);
+	memset(u, DOM1, 16);
+	tc_msg_init(&m, IMEXD_MSG_IMPORT_REQ, "b", u);
+	m.u.import_req.handle_id = 7;
+	m.u.import_req.channel_id = 1;
+	for (i = 0; i < 4096; i++) {
+		m.u.import_req.tag = 1000 + i;
+		tc_deliver(&t, 1, &m);
+		a = tc_find(&t, IMEXD_ACT_IMPORT_CHECK, 0, 0);
+		assert_non_null(a);
+		if (!i)
+			first_op = a->op_id;
+		assert_null(tc_find(&t, IMEXD_ACT_SEND, IMEXD_MSG_IMPORT_RESP, 1));
+	}
+	m.u.import_req.tag = 9999;
+	tc_deliver(&t, 1, &m);
+	assert_null(tc_find(&t, IMEXD_ACT_IMPORT_CHECK, 0, 0));
+	a = tc_find(&t, IMEXD_ACT_SEND, IMEXD_MSG_IMPORT_RESP, 1);
+	assert_non_null(a);
+	assert_true(a->msg.u.import_resp.tag == 9999);
+	assert_int_equal(a->msg.u.import_resp.status, ENOBUFS);
+	/* One answer frees one slot. */
+	imexd_core_import_checked(t.core, t.now, first_op, EPERM, NULL, 0);
+	tc_drain(&t);
+	tc_deliver(&t, 1, &m);
+	assert_non_null(tc_find(&t, IMEXD_ACT_IMPORT_CHECK, 0, 0));
+	tc_done(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_import_refusals_name_the_reason),
 		cmocka_unit_test(test_lost_connection_and_silence_fail_pending_imports),
 		cmocka_unit_test(test_import_request_is_checked_for_the_asking_node),
+		cmocka_unit_test(test_import_checks_are_bounded),
 		cmocka_unit_test(test_export_end_reaches_every_member_even_one_away),
 		cmocka_unit_test(test_revocations_name_the_exporting_node),
 	};

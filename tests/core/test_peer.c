@@ -425,15 +425,37 @@ static void test_view_change_sends_a_heartbeat_at_once(void **state)
 	tc_done(&t);
 }
 
+/* An inbound connection @conn from host @host saying HELLO as @name. */
+static void bind_from(struct tc *t, uint64_t conn, const char *name,
+		      const char *host)
+{
+	struct imexd_msg m;
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "%s:41234", host);
+	imexd_core_conn_up(t->core, t->now, conn, addr, false);
+	tc_drain(t);
+	tc_hello(&m, IMEXD_MSG_HELLO, name);
+	tc_deliver(t, conn, &m);
+}
+
+static bool bound(struct tc *t, uint64_t conn)
+{
+	return !tc_find(t, IMEXD_ACT_CLOSE, 0, conn) &&
+	       tc_find(t, IMEXD_ACT_SEND, IMEXD_MSG_HELLO_ACK, conn);
+}
+
 /*
  * HELLO names that no domain knows take a peer entry each, up to
- * CORE_PEERS_MAX (4 * IMEX_MEMBERS_MAX) in all; past that such a connection
- * is closed, while the members of known domains still bind.
+ * CORE_PEERS_MAX (4 * IMEX_MEMBERS_MAX) in all; while every such stranger
+ * is connected, one more is refused, while the members of known domains
+ * still bind.  (Strangers from many hosts: one host holds only
+ * CORE_STRANGERS_PER_HOST.)
  */
 static void test_hello_names_are_bounded(void **state)
 {
 	const size_t peers_max = 4UL * IMEX_MEMBERS_MAX;
-	char name[16];
+	char name[16], host[32];
 	uint64_t conn = 100;
 	size_t i;
 	struct tc t;
@@ -442,13 +464,15 @@ static void test_hello_names_are_bounded(void **state)
 	start_with_d1(&t, "a");		/* b and c are known: 2 entries */
 	for (i = 0; i < peers_max - 2; i++, conn++) {
 		snprintf(name, sizeof(name), "z%zu", i);
-		tc_bind(&t, conn, name, false);
-		assert_null(tc_find(&t, IMEXD_ACT_CLOSE, 0, conn));
+		snprintf(host, sizeof(host), "10.1.%zu.%zu", i / 8 / 250,
+			 i / 8 % 250);
+		bind_from(&t, conn, name, host);
+		assert_true(bound(&t, conn));
 		assert_int_equal(imexd_core_peer_state(t.core, name),
 				 IMEX_MEMBER_CONNECTED);
 	}
 	snprintf(name, sizeof(name), "z%zu", i);
-	tc_bind(&t, conn, name, false);
+	bind_from(&t, conn, name, "10.2.0.1");
 	assert_non_null(tc_find(&t, IMEXD_ACT_CLOSE, 0, conn));
 	assert_null(tc_find(&t, IMEXD_ACT_SEND, IMEXD_MSG_HELLO_ACK, conn));
 	assert_int_equal(imexd_core_peer_state(t.core, name),
@@ -463,6 +487,115 @@ static void test_hello_names_are_bounded(void **state)
 	tc_done(&t);
 }
 
+/*
+ * 640 junk names from one host: it holds CORE_STRANGERS_PER_HOST (8)
+ * connections under names nothing here knows, the rest are closed, and a
+ * genuine new node (a coordinator this node never heard of) still binds,
+ * as do the members of known domains.
+ */
+static void test_junk_hello_names_from_one_host_lock_nobody_out(void **state)
+{
+	char name[16];
+	uint64_t conn = 100;
+	unsigned ok = 0;
+	size_t i;
+	struct tc t;
+
+	(void)state;
+	start_with_d1(&t, "a");
+	for (i = 0; i < 4UL * IMEX_MEMBERS_MAX; i++, conn++) {
+		snprintf(name, sizeof(name), "z%zu", i);
+		bind_from(&t, conn, name, "10.9.9.9");
+		if (bound(&t, conn))
+			ok++;
+	}
+	assert_int_equal(ok, 8);
+	bind_from(&t, conn, "newnode", "10.0.0.14");
+	assert_true(bound(&t, conn));
+	assert_int_equal(imexd_core_peer_state(t.core, "newnode"),
+			 IMEX_MEMBER_CONNECTED);
+	conn++;
+	tc_bind(&t, conn, "b", false);
+	assert_true(bound(&t, conn));
+	tc_done(&t);
+}
+
+/*
+ * A heartbeat from a member naming 640 nodes nobody knows fills the peer
+ * table; a genuine new node's HELLO then takes the entry of one of those
+ * strangers (connected to nothing), and the table does not grow past its
+ * bound.
+ */
+static void test_junk_heartbeat_names_lock_nobody_out(void **state)
+{
+	static struct imexd_peer_view v[4 * IMEX_MEMBERS_MAX];
+	struct imexd_msg m;
+	uint64_t conn = 100;
+	size_t i;
+	struct tc t;
+
+	(void)state;
+	start_with_d1(&t, "a");
+	tc_bind(&t, 2, "c", false);
+	for (i = 0; i < 4UL * IMEX_MEMBERS_MAX; i++) {
+		snprintf(v[i].name, sizeof(v[i].name), "j%zu", i);
+		v[i].state = IMEX_MEMBER_CONNECTED;
+	}
+	tc_msg_init(&m, IMEXD_MSG_HEARTBEAT, "c", NULL);
+	m.u.heartbeat.n = (uint16_t)(4 * IMEX_MEMBERS_MAX);
+	m.u.heartbeat.peers = v;
+	tc_deliver(&t, 2, &m);
+	/* b, c and 638 of the junk names: the table is full. */
+	assert_int_equal(imexd_core_peer_state(t.core, "j637"),
+			 IMEX_MEMBER_NEVER_CONNECTED);
+	assert_int_equal(imexd_core_peer_state(t.core, "j638"),
+			 IMEX_MEMBER_UNKNOWN);
+	t.now = 1000;
+	for (i = 0; i < 3; i++, conn++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "new%zu", i);
+		bind_from(&t, conn, name, i ? "10.0.0.15" : "10.0.0.14");
+		assert_true(bound(&t, conn));
+		assert_int_equal(imexd_core_peer_state(t.core, name),
+				 IMEX_MEMBER_CONNECTED);
+	}
+	/* Their entries were junk ones: 3 junk names are gone. */
+	for (i = 0; i < 638; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "j%zu", i);
+		if (imexd_core_peer_state(t.core, name) == IMEX_MEMBER_UNKNOWN)
+			conn++;
+	}
+	assert_int_equal(conn, 103 + 3);
+	/* The members still bind. */
+	tc_bind(&t, conn, "b", false);
+	assert_true(bound(&t, conn));
+	tc_done(&t);
+}
+
+/* A bound connection cannot change names: a second HELLO as another
+ * node closes it. */
+static void test_second_hello_under_another_name_closes(void **state)
+{
+	struct imexd_msg m;
+	struct tc t;
+
+	(void)state;
+	start_with_d1(&t, "a");
+	tc_bind(&t, 2, "c", false);
+	assert_true(bound(&t, 2));
+	tc_hello(&m, IMEXD_MSG_HELLO, "b");
+	memset(m.sender_uuid, tc_id("c"), 16);
+	m.sender_epoch = 100 + tc_id("c");
+	tc_deliver(&t, 2, &m);
+	assert_non_null(tc_find(&t, IMEXD_ACT_CLOSE, 0, 2));
+	assert_int_equal(imexd_core_peer_state(t.core, "b"),
+			 IMEX_MEMBER_NEVER_CONNECTED);
+	tc_done(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +603,9 @@ int main(void)
 		cmocka_unit_test(test_hello_on_inbound_connection_is_acked),
 		cmocka_unit_test(test_duplicate_connection_keeps_the_one_opened_by_smaller_name),
 		cmocka_unit_test(test_hello_names_are_bounded),
+		cmocka_unit_test(test_junk_hello_names_from_one_host_lock_nobody_out),
+		cmocka_unit_test(test_junk_heartbeat_names_lock_nobody_out),
+		cmocka_unit_test(test_second_hello_under_another_name_closes),
 		cmocka_unit_test(test_stale_instance_is_dropped_and_logged_once),
 		cmocka_unit_test(test_message_before_hello_is_dropped),
 		cmocka_unit_test(test_domain_message_from_non_member_is_dropped),

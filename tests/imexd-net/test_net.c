@@ -515,7 +515,9 @@ static void test_bounds(void)
 	imexd_net_free(nb);
 }
 
-static struct imexd_tls *mktls(const char *dir, const char *name)
+/* A context from DIR/FILE.pem and .key, for node @node. */
+static struct imexd_tls *mktls(const char *dir, const char *name,
+			       const char *node)
 {
 	char ca[512], cert[512], key[512], err[1024];
 	struct imexd_tls *tls = NULL;
@@ -523,7 +525,7 @@ static struct imexd_tls *mktls(const char *dir, const char *name)
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
 	snprintf(cert, sizeof(cert), "%s/%s.pem", dir, name);
 	snprintf(key, sizeof(key), "%s/%s.key", dir, name);
-	if (imexd_tls_new(&tls, ca, cert, key, err, sizeof(err)) < 0) {
+	if (imexd_tls_new(&tls, node, ca, cert, key, err, sizeof(err)) < 0) {
 		fprintf(stderr, "tls %s: %s\n", name, err);
 		exit(2);
 	}
@@ -533,7 +535,7 @@ static struct imexd_tls *mktls(const char *dir, const char *name)
 static void test_tls(const char *dir)
 {
 	struct side a = { .name = "a" }, b = { .name = "b" }, r = { .name = "r" };
-	struct imexd_tls *ta = mktls(dir, "a"), *tb = mktls(dir, "b");
+	struct imexd_tls *ta = mktls(dir, "a", "a"), *tb = mktls(dir, "b", "b");
 	struct imexd_tls *tr = NULL;
 	struct imexd_net *na = mknet(&a, 0, ta), *nb = mknet(&b, 0, tb);
 	struct imexd_net *nr, *np;
@@ -556,7 +558,7 @@ static void test_tls(const char *dir)
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
 	snprintf(cert, sizeof(cert), "%s/rogue.pem", dir);
 	snprintf(key, sizeof(key), "%s/rogue.key", dir);
-	e = imexd_tls_new(&tr, ca, cert, key, err, sizeof(err));
+	e = imexd_tls_new(&tr, "rogue", ca, cert, key, err, sizeof(err));
 	check(e == 0, "TLS: rogue context loads (%s)", e ? err : "ok");
 	nr = mknet(&r, 0, tr);
 	addr_of(nr, ar, sizeof(ar));
@@ -608,6 +610,138 @@ static void test_tls(const char *dir)
 	imexd_tls_free(tr);
 }
 
+/* A frame of @type with only the header fields set (HEARTBEAT, IMPORT_REQ,
+ * COMMIT... decode with all-zero bodies). */
+static void send_plain(struct imexd_net *net, uint64_t conn, uint8_t type)
+{
+	struct imexd_msg m;
+	uint8_t *f = NULL;
+	size_t len;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.sender_uuid[0] = 1;
+	m.sender_epoch = 42;
+	m.domain_uuid[0] = 9;
+	if (type == IMEXD_MSG_IMPORT_REQ)
+		m.u.import_req.handle_id = 7;
+	if (imexd_msg_encode(&m, &f, &len) < 0) {
+		fprintf(stderr, "cannot encode message type %u\n", type);
+		exit(2);
+	}
+	imexd_net_send(net, conn, f, len);
+	free(f);
+}
+
+static void send_hello(struct imexd_net *net, uint64_t conn, uint8_t type,
+		       const char *name)
+{
+	uint8_t *f;
+	size_t len;
+
+	hello(type, name, &f, &len);
+	imexd_net_send(net, conn, f, len);
+	free(f);
+}
+
+/*
+ * With TLS a connection is bound to the name its certificate carries: a HELLO
+ * (or HELLO_ACK) claiming another name is refused with nothing behind it
+ * reaching the owner, and a connection cannot change names later.
+ */
+static void test_tls_names(const char *dir)
+{
+	struct side a = { .name = "a" }, x = { .name = "x" };
+	struct imexd_tls *ta = mktls(dir, "a", "a"), *tb = mktls(dir, "b", "b");
+	struct imexd_net *na = mknet(&a, 0, ta), *nx = mknet(&x, 0, tb);
+	char aa[64], ax[64];
+	unsigned msgs, down, xdown;
+
+	addr_of(na, aa, sizeof(aa));
+	addr_of(nx, ax, sizeof(ax));
+
+	/* b's certificate, claiming to be a (an existing member), then
+	 * domain and import traffic pipelined behind the HELLO. */
+	msgs = a.msgs;
+	down = a.down;
+	xdown = x.down;
+	check(imexd_net_connect(nx, aa) == 0 && run_until(&x.up, 1, 5000),
+	      "TLS names: b's certificate connects");
+	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "a");
+	send_plain(nx, x.up_conn, IMEXD_MSG_HEARTBEAT);
+	send_plain(nx, x.up_conn, IMEXD_MSG_COMMIT);
+	send_plain(nx, x.up_conn, IMEXD_MSG_IMPORT_REQ);
+	check(run_until(&x.down, xdown + 1, 5000) &&
+	      run_until(&a.down, down + 1, 5000),
+	      "TLS names: a HELLO claiming 'a' with b's certificate is refused (connection closed)");
+	check(a.msgs == msgs,
+	      "TLS names: ... and nothing it sent reaches the owner (%u messages)",
+	      a.msgs - msgs);
+
+	/* Names are case-sensitive; OpenSSL's match is not. */
+	msgs = a.msgs;
+	xdown = x.down;
+	check(imexd_net_connect(nx, aa) == 0 && run_until(&x.up, 2, 5000),
+	      "TLS names: b connects again");
+	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "B");
+	check(run_until(&x.down, xdown + 1, 5000) && a.msgs == msgs,
+	      "TLS names: a HELLO claiming 'B' with b's certificate is refused");
+
+	/* The same certificate under its own name works... */
+	msgs = a.msgs;
+	check(imexd_net_connect(nx, aa) == 0 && run_until(&x.up, 3, 5000),
+	      "TLS names: b connects again");
+	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "b");
+	send_plain(nx, x.up_conn, IMEXD_MSG_HEARTBEAT);
+	check(run_until(&a.msgs, msgs + 2, 5000) && a.last_type == IMEXD_MSG_HEARTBEAT,
+	      "TLS names: a HELLO claiming 'b' with b's certificate is accepted, traffic follows");
+	/* ... but it cannot take another name on that connection. */
+	msgs = a.msgs;
+	xdown = x.down;
+	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "a");
+	send_plain(nx, x.up_conn, IMEXD_MSG_IMPORT_REQ);
+	check(run_until(&x.down, xdown + 1, 5000) && a.msgs == msgs,
+	      "TLS names: a second HELLO naming 'a' on b's connection closes it, nothing reaches the owner");
+
+	/* Outbound: the node we dial answers HELLO_ACK under a name its
+	 * certificate does not carry. */
+	msgs = a.msgs;
+	xdown = x.down;
+	check(imexd_net_connect(na, ax) == 0 && run_until(&x.up, 4, 5000),
+	      "TLS names: a dials b");
+	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO_ACK, "c");
+	check(run_until(&x.down, xdown + 1, 5000) && a.msgs == msgs,
+	      "TLS names: a HELLO_ACK claiming 'c' from b's certificate is refused");
+
+	/* This node's own certificate must name it, at start and reload. */
+	struct imexd_tls *t = NULL;
+	char ca[512], cert[512], key[512], err[1024];
+	int e;
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/b.pem", dir);
+	snprintf(key, sizeof(key), "%s/b.key", dir);
+	e = imexd_tls_new(&t, "a", ca, cert, key, err, sizeof(err));
+	check(e == -EINVAL && !t && strstr(err, "names 'b', not this node 'a'"),
+	      "TLS names: node a refuses to start with b's certificate (%s)", err);
+	snprintf(cert, sizeof(cert), "%s/cnonly.pem", dir);
+	snprintf(key, sizeof(key), "%s/cnonly.key", dir);
+	e = imexd_tls_new(&t, "a", ca, cert, key, err, sizeof(err));
+	check(e == -EINVAL && !t && strstr(err, "no subjectAltName"),
+	      "TLS names: a certificate with CN=a and no subjectAltName does not name node a (%s)",
+	      err);
+	snprintf(cert, sizeof(cert), "%s/b.pem", dir);
+	snprintf(key, sizeof(key), "%s/b.key", dir);
+	e = imexd_tls_reload(ta, 1000000, ca, cert, key, err, sizeof(err));
+	check(e == -EINVAL && strstr(err, "not this node 'a'"),
+	      "TLS names: reloading b's certificate on node a is refused (%s)", err);
+
+	imexd_net_free(na);
+	imexd_net_free(nx);
+	imexd_tls_free(ta);
+	imexd_tls_free(tb);
+}
+
 int main(int argc, char **argv)
 {
 	sigset_t mask;
@@ -626,6 +760,7 @@ int main(int argc, char **argv)
 	test_plain();
 	test_bounds();
 	test_tls(argv[1]);
+	test_tls_names(argv[1]);
 	sd_event_unref(ev);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

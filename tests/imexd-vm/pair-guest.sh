@@ -20,7 +20,7 @@ esac
 MEMBERS=vm-a@192.0.2.1,vm-b@192.0.2.2
 if [ -n "$certs" ]; then
 	imexd_conf "$W/imexd.conf" TLS=yes TLS_CA_FILE="$certs/ca.pem" \
-		TLS_CERT_FILE="$certs/$role.pem" TLS_KEY_FILE="$certs/$role.key"
+		TLS_CERT_FILE="$certs/$me.pem" TLS_KEY_FILE="$certs/$me.key"
 else
 	imexd_conf "$W/imexd.conf"
 fi

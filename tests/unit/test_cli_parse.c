@@ -116,7 +116,7 @@ static void test_help_on_every_level_exits_0(void **state)
 		{ "domain", "show" }, { "domain", "wait" }, { "domain", "evict" },
 		{ "channel", "list" }, { "channel", "set" }, { "channel", "alloc" },
 		{ "channel", "free" }, { "cdi", "generate" }, { "cdi", "remove" },
-		{ "cdi", "list" },
+		{ "cdi", "list" }, { "tls", "init-ca" }, { "tls", "issue" },
 	};
 	size_t i;
 
@@ -269,6 +269,11 @@ static void test_missing_arguments_are_usage_errors(void **state)
 	USAGE("cdi", "generate", "--id", "x");
 	USAGE("cdi", "remove");
 	USAGE("module", "load", "--max-channels");
+	USAGE("tls", "init-ca");
+	USAGE("tls", "init-ca", "d", "extra");
+	USAGE("tls", "issue");
+	USAGE("tls", "issue", "d");
+	USAGE("tls", "issue", "d", "n1", "--days");
 }
 
 static void test_conflicting_options_are_usage_errors(void **state)
@@ -406,6 +411,28 @@ static void test_cdi_options_parse(void **state)
 	assert_null(o.id);
 }
 
+static void test_tls_parse(void **state)
+{
+	char *init[] = { "init-ca", "/root/ca", NULL };
+	char *issue[] = { "issue", "/root/ca", "n1", "n2", "--days", "30", NULL };
+	struct tls_args i = { 0 }, s = { 0 };
+
+	(void)state;
+	assert_int_equal(tls_init_ca_parse(2, init, &i), 0);
+	assert_string_equal(i.dir, "/root/ca");
+	assert_int_equal(i.days, 3650);
+	assert_int_equal(tls_issue_parse(6, issue, &s), 0);
+	assert_string_equal(s.dir, "/root/ca");
+	assert_int_equal(s.nnodes, 2);
+	assert_string_equal(s.nodes[1], "n2");
+	assert_int_equal(s.days, 30);
+	USAGE("tls", "issue", "/root/ca", "n1", "--days", "0");
+	USAGE("tls", "issue", "/root/ca", "n1", "--days", "36501");
+	USAGE("tls", "issue", "/root/ca", "bad/name");
+	USAGE("tls", "issue", "/root/ca", "ca");
+	USAGE("tls", "init-ca", "");
+}
+
 static void test_value_parsers_say_why(void **state)
 {
 	const char *why = NULL;
@@ -519,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_module_load_parses_fabric_and_limits),
 		cmocka_unit_test(test_channel_refs_and_wait_state_parse),
 		cmocka_unit_test(test_cdi_options_parse),
+		cmocka_unit_test(test_tls_parse),
 		cmocka_unit_test(test_value_parsers_say_why),
 		cmocka_unit_test(test_valid_commands_fail_cleanly_without_the_module),
 		cmocka_unit_test(test_matrix_hides_a_lost_members_stale_view),

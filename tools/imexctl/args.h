@@ -149,6 +149,14 @@ struct cdi_list_args {
 	bool json;
 };
 
+struct tls_args {			/* init-ca, issue */
+	const char *dir;
+	char **nodes;
+	size_t nnodes;
+	uint32_t days;
+	bool json;
+};
+
 int module_load_parse(int argc, char **argv, struct module_load_args *a);
 int module_simple_parse(const char *cmd, int argc, char **argv,
 			struct module_simple_args *a);
@@ -169,5 +177,7 @@ int channel_free_parse(int argc, char **argv, struct channel_free_args *a);
 int cdi_generate_parse(int argc, char **argv, struct cdi_generate_args *a);
 int cdi_remove_parse(int argc, char **argv, struct cdi_remove_args *a);
 int cdi_list_parse(int argc, char **argv, struct cdi_list_args *a);
+int tls_init_ca_parse(int argc, char **argv, struct tls_args *a);
+int tls_issue_parse(int argc, char **argv, struct tls_args *a);
 
 #endif /* IMEXCTL_ARGS_H */

@@ -21,6 +21,7 @@ static const struct cli_cmd objects[] = {
 	{ "domain", cmd_domain, "create|delete|list|show|wait|evict ...", "IMEX domains and their members" },
 	{ "channel", cmd_channel, "list|set|alloc|free ...", "channels granted to domains" },
 	{ "cdi", cmd_cdi, "generate|remove|list ...", "Container Device Interface specs for channels" },
+	{ "tls", cmd_tls, "init-ca|issue ...", "a cluster CA and node certificates for imexd's TLS" },
 };
 
 static void top_usage(FILE *f)
