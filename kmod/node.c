@@ -135,7 +135,7 @@ int imex_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	if (imex_ndomains) {
 		imex_extack_fmt(extack,
-				"%u domain(s) exist here: delete them before changing the node's identity",
+				"%u domain(s) exist: delete them before changing the node's identity",
 				imex_ndomains);
 		err = -EBUSY;
 		goto out;
