@@ -277,6 +277,8 @@ static int imex_prepare_create(struct imex_change *c, struct genl_info *info)
 				IMEX_DOMAINS_MAX);
 		return -ENOSPC;
 	}
+	if (!imex_node_named(extack))
+		return -EADDRNOTAVAIL;
 	err = imex_members_parse(a[IMEX_A_MEMBERS], &members, &nmembers, &self,
 				 extack);
 	if (err)

@@ -161,6 +161,7 @@ bool imex_name_valid(const char *name);
 int imex_node_init(const char *name, const char *fabric_uuid, u32 partition,
 		   bool partition_given);
 bool imex_node_fabric_matches(const uuid_t *uuid, u32 partition);
+bool imex_node_named(struct netlink_ext_ack *extack);
 
 /* domain.c */
 struct imex_domain *imex_domain_find(const char *name);

@@ -156,6 +156,8 @@ static int imex_check_create(struct genl_info *info, const char *name)
 				IMEX_DOMAINS_MAX);
 		return -ENOSPC;
 	}
+	if (!imex_node_named(extack))
+		return -EADDRNOTAVAIL;
 	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBERS))
 		return -EINVAL;
 	err = imex_members_parse(a[IMEX_A_MEMBERS], &members, &n, &self,
