@@ -21,6 +21,8 @@ unnamed() {
 		fail "$1: imexctl node show: $(imexctl node show)"
 	imexctl --json node show | grep -q '"name": *null' ||
 		fail "$1: imexctl --json node show: $(imexctl --json node show)"
+	imexctl module load --node-name named 2>&1 | grep -q "the node has no name yet: name it with 'imexctl node set-name named'" ||
+		fail "$1: imexctl module load --node-name: $(imexctl module load --node-name named 2>&1)"
 	n=$(dmesg | grep -c 'is not a valid node name: the node stays unnamed')
 	[ "$n" = 1 ] || fail "$1: expected one log line about the name, got $n: $(dmesg)"
 	# Domains wait for a name; then NODE_SET gives one and they work.
