@@ -253,7 +253,8 @@ static int imex_prepare_create(struct imex_change *c, struct genl_info *info)
 		return -EINVAL;
 	}
 	if (imex_domain_find(name)) {
-		imex_extack_fmt(extack, "domain '%s' already exists on this node", name);
+		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_DOMAIN_NAME],
+				    "a domain of that name exists on this node already: pick another name");
 		return -EEXIST;
 	}
 	if (imex_domain_find_uuid(&uuid)) {
@@ -264,8 +265,8 @@ static int imex_prepare_create(struct imex_change *c, struct genl_info *info)
 	if (!imex_node_fabric_matches(&fabric, part)) {
 		if (imex_node.fabric_set)
 			imex_extack_fmt(extack,
-					"domain '%s': fabric %pUb/%u is not this node's",
-					name, &fabric, part);
+					"fabric %pUb/%u is not this node's",
+					&fabric, part);
 		else
 			NL_SET_ERR_MSG(extack,
 				       "this node has no fabric identity: set it with 'imexctl node set-fabric' or the fabric_uuid module parameter");
@@ -276,13 +277,14 @@ static int imex_prepare_create(struct imex_change *c, struct genl_info *info)
 				IMEX_DOMAINS_MAX);
 		return -ENOSPC;
 	}
+	if (!imex_node_named(extack))
+		return -EADDRNOTAVAIL;
 	err = imex_members_parse(a[IMEX_A_MEMBERS], &members, &nmembers, &self,
 				 extack);
 	if (err)
 		return err;
 	if (self == U32_MAX) {
-		imex_extack_fmt(extack, "this node ('%s') is not a member of domain '%s'",
-				imex_node.name, name);
+		NL_SET_ERR_MSG(extack, "this node is not in the member list: list it by the name 'imexctl node show' prints");
 		err = -EADDRNOTAVAIL;
 		goto fail;
 	}
@@ -322,20 +324,20 @@ static struct imex_domain *imex_prepare_target(struct genl_info *info,
 	uuid_t uuid;
 
 	if (!d) {
-		imex_extack_fmt(extack, "no domain '%s' on this node", name);
+		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_DOMAIN_NAME], "no domain of that name on this node: see 'imexctl domain list'");
 		return ERR_PTR(-ENOENT);
 	}
 	if (a[IMEX_A_DOMAIN_UUID]) {
 		nla_memcpy(&uuid, a[IMEX_A_DOMAIN_UUID], sizeof(uuid));
 		if (!uuid_equal(&uuid, &d->uuid)) {
-			imex_extack_fmt(extack, "domain '%s' has UUID %pUb here",
-					name, &d->uuid);
+			imex_extack_fmt(extack, "a domain of that name here has UUID %pUb",
+					&d->uuid);
 			return ERR_PTR(-ESTALE);
 		}
 	}
 	if (d->change) {
-		imex_extack_fmt(extack, "domain '%s' already has change %llu in progress",
-				name, d->change->id);
+		imex_extack_fmt(extack, "the domain already has change %llu in progress",
+				d->change->id);
 		return ERR_PTR(-EBUSY);
 	}
 	d->change = c;
@@ -373,8 +375,8 @@ static int imex_prepare_channels(struct imex_change *c, struct genl_info *info)
 	for (i = 0; i < n; i++) {
 		ch = imex_channel_lookup(spec[i].id);
 		if (!ch || ch->domain != d || ch->state != IMEX_CHANNEL_GRANTED) {
-			imex_extack_fmt(extack, "channel %u is not granted to domain '%s'",
-					spec[i].id, d->name);
+			imex_extack_fmt(extack, "channel %u is not granted to this domain",
+					spec[i].id);
 			kvfree(spec);
 			return -ENOENT;
 		}
@@ -404,8 +406,7 @@ static int imex_prepare_members(struct imex_change *c, struct genl_info *info)
 	if (err)
 		return err;
 	if (c->self == U32_MAX) {
-		imex_extack_fmt(extack, "this node ('%s') is not in the new member list of domain '%s'",
-				imex_node.name, c->domain->name);
+		NL_SET_ERR_MSG(extack, "this node is not in the new member list: to remove it, delete the domain here");
 		return -EADDRNOTAVAIL;
 	}
 	return 0;

@@ -27,11 +27,11 @@ int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
 		return 0;
 	if (ch->state == IMEX_CHANNEL_RESERVED)
 		imex_extack_fmt(extack,
-				"channel %u is reserved by a pending change of domain '%s'",
-				id, ch->domain->name);
+				"channel %u is reserved by a pending change: retry when it ends",
+				id);
 	else
-		imex_extack_fmt(extack, "channel %u belongs to domain '%s'",
-				id, ch->domain->name);
+		imex_extack_fmt(extack, "channel %u is in use: 'imexctl channel list' names its domain",
+				id);
 	return -EADDRINUSE;
 }
 
@@ -277,8 +277,7 @@ int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	if (ch->domain->change) {
-		imex_extack_fmt(extack, "domain '%s' has a change in progress: retry when it is done",
-				ch->domain->name);
+		NL_SET_ERR_MSG(extack, "the channel's domain has a change in progress: retry when it is done");
 		err = -EBUSY;
 		goto out;
 	}

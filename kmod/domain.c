@@ -82,9 +82,8 @@ int imex_members_parse(struct nlattr *attr, struct imex_member **out, u32 *n,
 		nla_strscpy(m[i].name, tb[IMEX_A_MEMBER_ENTRY_NAME],
 			    sizeof(m[i].name));
 		if (!imex_name_valid(m[i].name)) {
-			imex_extack_fmt(extack,
-					"member name '%s' is not valid: use letters, digits, '_', '.', '-'",
-					m[i].name);
+			NL_SET_ERR_MSG_ATTR(extack, tb[IMEX_A_MEMBER_ENTRY_NAME],
+					    "member name: use letters, digits, '_', '.', '-', starting with a letter or digit");
 			err = -EINVAL;
 			goto fail;
 		}
@@ -93,7 +92,7 @@ int imex_members_parse(struct nlattr *attr, struct imex_member **out, u32 *n,
 				    sizeof(m[i].addr));
 		for (j = 0; j < i; j++) {
 			if (!strcmp(m[j].name, m[i].name)) {
-				imex_extack_fmt(extack, "member '%s' is listed twice",
+				imex_extack_fmt(extack, "listed twice: '%s'",
 						m[i].name);
 				err = -EINVAL;
 				goto fail;
@@ -272,8 +271,8 @@ static struct imex_domain *imex_domain_select(struct genl_info *info)
 	if (a[IMEX_A_DOMAIN_NAME]) {
 		d = imex_domain_find(nla_data(a[IMEX_A_DOMAIN_NAME]));
 		if (!d)
-			imex_extack_fmt(extack, "no domain '%s' on this node",
-					(char *)nla_data(a[IMEX_A_DOMAIN_NAME]));
+			NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_DOMAIN_NAME],
+					    "no domain of that name on this node: see 'imexctl domain list'");
 		return d;
 	}
 	if (a[IMEX_A_DOMAIN_UUID]) {
@@ -376,8 +375,7 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	if (d->state == IMEX_DOMAIN_PREPARED) {
-		imex_extack_fmt(extack, "domain '%s' is not committed yet",
-				d->name);
+		NL_SET_ERR_MSG(extack, "the domain is not committed yet: push its health after the commit");
 		err = -EAGAIN;
 		goto out;
 	}
@@ -399,9 +397,8 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 						d->members[i].name))
 					break;
 			if (i == d->nmembers) {
-				imex_extack_fmt(extack, "'%s' is not a member of domain '%s'",
-						(char *)nla_data(tb[IMEX_A_MEMBER_ENTRY_NAME]),
-						d->name);
+				imex_extack_fmt(extack, "not a member: '%s'",
+						(char *)nla_data(tb[IMEX_A_MEMBER_ENTRY_NAME]));
 				err = -ENOENT;
 				goto out;
 			}

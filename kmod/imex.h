@@ -177,6 +177,7 @@ bool imex_name_valid(const char *name);
 int imex_node_init(const char *name, const char *fabric_uuid, u32 partition,
 		   bool partition_given);
 bool imex_node_fabric_matches(const uuid_t *uuid, u32 partition);
+bool imex_node_named(struct netlink_ext_ack *extack);
 
 /* domain.c */
 struct imex_domain *imex_domain_find(const char *name);
@@ -283,6 +284,14 @@ int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info);
 
 /* netlink.c */
 extern struct genl_family imex_genl_family;
+
+/* The socket a request came from (pre_doit stores it): the manager's identity. */
+#define IMEX_SENDER_SK 0
+static inline struct sock *imex_sender_sk(const struct genl_info *info)
+{
+	return info->user_ptr[IMEX_SENDER_SK];
+}
+
 int imex_genl_init(void);
 void imex_genl_exit(void);
 int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,

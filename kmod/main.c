@@ -8,7 +8,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/ctype.h>
-#include <linux/utsname.h>
 #include "imex.h"
 
 /* Guards all module state (see the locking note in imex.h). */
@@ -44,7 +43,7 @@ static const struct kernel_param_ops max_channels_ops = {
 module_param_cb(max_channels, &max_channels_ops, &imex_max_channels, 0444);
 MODULE_PARM_DESC(max_channels, "Number of channel ids, 1..1048576 (default 2048)");
 module_param(node_name, charp, 0444);
-MODULE_PARM_DESC(node_name, "Name of this node in domain member lists (default: host name)");
+MODULE_PARM_DESC(node_name, "Name of this node in domain member lists (default: the host name if valid, else unset until imexd sets it)");
 module_param(fabric_uuid, charp, 0444);
 MODULE_PARM_DESC(fabric_uuid, "NVLink cluster UUID of this node (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)");
 static bool fabric_partition_set;
@@ -101,8 +100,7 @@ static int __init imex_init(void)
 {
 	int err;
 
-	err = imex_node_init(node_name ? node_name : init_utsname()->nodename,
-			     fabric_uuid, fabric_partition,
+	err = imex_node_init(node_name, fabric_uuid, fabric_partition,
 			     fabric_partition_set);
 	if (err)
 		return err;
@@ -124,8 +122,12 @@ static int __init imex_init(void)
 			err);
 		goto err_manager;
 	}
-	pr_info("loaded: %u channels, major %u, node '%s'\n", imex_max_channels,
-		imex_chrdev_major(), imex_node.name);
+	if (imex_node.name[0])
+		pr_info("loaded: %u channels, major %u, node '%s'\n",
+			imex_max_channels, imex_chrdev_major(), imex_node.name);
+	else
+		pr_info("loaded: %u channels, major %u, node name not set yet\n",
+			imex_max_channels, imex_chrdev_major());
 	return 0;
 
 err_manager:

@@ -11,9 +11,25 @@
 #include <linux/sched.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 #include "imex.h"
 
-static u32 imex_manager_portid;	/* 0: none attached */
+/*
+ * The manager is its socket, not its port id: netlink_release() frees the
+ * port id before it sends NETLINK_URELEASE, so another socket can bind the
+ * same id and attach in between, and would be taken for the old manager
+ * (then detached by the old one's notification).  The notification carries
+ * only the port id (6.1 and 6.12 alike), and genl's per-socket private data
+ * (sock_priv) arrived in 6.10, so: hold a reference on the manager's sock
+ * while it is attached, so that its address names no other socket
+ * meanwhile; compare each request's sending socket with it; and take
+ * SOCK_DEAD, which netlink_release() sets (sock_orphan) just after it frees
+ * the port id and before it notifies, as the end of the attachment.  (A new
+ * socket attaching between those two steps is refused with EALREADY, as
+ * while the old manager lived; it can retry.)  All under imex_lock.
+ */
+static struct sock *imex_manager_sk;	/* NULL: none attached */
+static u32 imex_manager_portid;		/* its port id, to filter notifications */
 static u32 imex_manager_tgid;
 
 static void imex_reaper_fn(struct work_struct *work);
@@ -22,20 +38,20 @@ static bool imex_reaper_stopped;
 
 bool imex_manager_attached(void)
 {
-	return imex_manager_portid != 0;
+	return imex_manager_sk;
 }
 
 u32 imex_manager_pid(void)
 {
-	return imex_manager_portid ? imex_manager_tgid : 0;
+	return imex_manager_sk ? imex_manager_tgid : 0;
 }
 
 bool imex_is_manager(const struct genl_info *info,
 		     struct netlink_ext_ack *extack)
 {
-	if (imex_manager_portid && info->snd_portid == imex_manager_portid)
+	if (imex_manager_sk && imex_sender_sk(info) == imex_manager_sk)
 		return true;
-	if (imex_manager_portid)
+	if (imex_manager_sk)
 		imex_extack_fmt(extack, "only the attached manager (imexd, pid %u) may do this",
 				imex_manager_tgid);
 	else
@@ -76,6 +92,8 @@ static void imex_manager_gone(const char *why)
 	struct imex_domain *d;
 	u32 pid = imex_manager_tgid;
 
+	sock_put(imex_manager_sk);
+	imex_manager_sk = NULL;
 	imex_manager_portid = 0;
 	imex_manager_tgid = 0;
 	imex_change_rollback_all();
@@ -90,19 +108,26 @@ static void imex_manager_gone(const char *why)
 
 int imex_nl_manager_attach(struct sk_buff *skb, struct genl_info *info)
 {
+	struct sock *sk = NETLINK_CB(skb).sk;
 	int err = 0;
 
 	mutex_lock(&imex_lock);
-	if (imex_manager_portid == info->snd_portid) {
+	/* Released, its notification not yet in: it is gone already. */
+	if (imex_manager_sk && imex_manager_sk != sk &&
+	    sock_flag(imex_manager_sk, SOCK_DEAD))
+		imex_manager_gone("imexd exited before finishing the request");
+	if (imex_manager_sk == sk) {
 		goto out;
-	} else if (imex_manager_portid) {
+	} else if (imex_manager_sk) {
 		imex_extack_fmt(info->extack,
 				"another manager (pid %u) is attached: is a second imexd running?",
 				imex_manager_tgid);
 		err = -EALREADY;
 		goto out;
 	}
-	imex_manager_portid = info->snd_portid;
+	sock_hold(sk);
+	imex_manager_sk = sk;
+	imex_manager_portid = NETLINK_CB(skb).portid;
 	imex_manager_tgid = task_tgid_nr(current);
 	imex_bump();
 	imex_notify_manager(IMEX_CMD_MANAGER_ATTACH, imex_manager_tgid);
@@ -132,8 +157,13 @@ static int imex_netlink_notify(struct notifier_block *nb, unsigned long event,
 	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
 	    !net_eq(n->net, &init_net))
 		return NOTIFY_DONE;
+	/*
+	 * Another socket may hold this port id by now, and be the manager:
+	 * only the release of the manager's own socket ends the attachment.
+	 */
 	mutex_lock(&imex_lock);
-	if (imex_manager_portid && n->portid == imex_manager_portid)
+	if (imex_manager_sk && n->portid == imex_manager_portid &&
+	    sock_flag(imex_manager_sk, SOCK_DEAD))
 		imex_manager_gone("imexd exited before finishing the request");
 	mutex_unlock(&imex_lock);
 	return NOTIFY_DONE;
@@ -154,6 +184,10 @@ void imex_manager_exit(void)
 	netlink_unregister_notifier(&imex_netlink_nb);
 	mutex_lock(&imex_lock);
 	imex_reaper_stopped = true;
+	/* Still attached: drop the reference on its socket, nothing else. */
+	if (imex_manager_sk)
+		sock_put(imex_manager_sk);
+	imex_manager_sk = NULL;
 	mutex_unlock(&imex_lock);
 	cancel_delayed_work_sync(&imex_reaper);
 }

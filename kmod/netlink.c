@@ -91,6 +91,7 @@ static int imex_pre_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
 		NL_SET_ERR_MSG(info->extack, "this needs CAP_SYS_ADMIN: run it as root");
 		return -EPERM;
 	}
+	info->user_ptr[IMEX_SENDER_SK] = NETLINK_CB(skb).sk;
 	return 0;
 }
 

@@ -3,19 +3,45 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/string.h>
+#include <linux/utsname.h>
 #include "imex.h"
 
+/* An empty name: not set yet (no domain can be created or joined). */
 struct imex_node imex_node;
+
+/*
+ * Only a node_name given explicitly may fail the load.  The host name is a
+ * default: at early boot it may still be "(none)", or it may be 64
+ * characters long; the node then stays unnamed until imexd (NODE_SET) names
+ * it.
+ */
+static void imex_node_default_name(void)
+{
+	char host[sizeof(init_utsname()->nodename)];
+
+	/* A copy first: the host name may change under us; check the copy. */
+	memcpy(host, init_utsname()->nodename, sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	if (imex_name_valid(host)) {
+		strscpy(imex_node.name, host, sizeof(imex_node.name));
+		return;
+	}
+	pr_info("host name '%s' is not a valid node name: the node stays unnamed until imexd or 'imexctl node set-name' names it\n",
+		host);
+}
 
 int imex_node_init(const char *name, const char *fabric_uuid, u32 partition,
 		   bool partition_given)
 {
-	if (!imex_name_valid(name)) {
+	if (!name) {
+		imex_node_default_name();
+	} else if (imex_name_valid(name)) {
+		strscpy(imex_node.name, name, sizeof(imex_node.name));
+	} else {
 		pr_err("node_name '%s' is not a valid name: use letters, digits, '_', '.', '-' (at most %d)\n",
 		       name, IMEX_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	strscpy(imex_node.name, name, sizeof(imex_node.name));
 	if (fabric_uuid && *fabric_uuid) {
 		if (uuid_parse(fabric_uuid, &imex_node.fabric_uuid)) {
 			pr_err("fabric_uuid '%s' is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)\n",
@@ -31,6 +57,15 @@ int imex_node_init(const char *name, const char *fabric_uuid, u32 partition,
 	return 0;
 }
 
+/* Under imex_lock.  Member lists name nodes: an unnamed node is in none. */
+bool imex_node_named(struct netlink_ext_ack *extack)
+{
+	if (imex_node.name[0])
+		return true;
+	NL_SET_ERR_MSG(extack, "this node has no name yet: start imexd, or 'imexctl node set-name NAME'");
+	return false;
+}
+
 bool imex_node_fabric_matches(const uuid_t *uuid, u32 partition)
 {
 	return imex_node.fabric_set &&
@@ -42,7 +77,8 @@ int imex_put_node(struct sk_buff *skb)
 {
 	u32 pid = imex_manager_pid();
 
-	if (nla_put_string(skb, IMEX_A_NODE_NAME, imex_node.name) ||
+	if ((imex_node.name[0] &&
+	     nla_put_string(skb, IMEX_A_NODE_NAME, imex_node.name)) ||
 	    nla_put(skb, IMEX_A_NODE_UUID, IMEX_UUID_LEN, &imex_node.uuid) ||
 	    nla_put_u32(skb, IMEX_A_MAX_CHANNELS, imex_max_channels) ||
 	    nla_put_u32(skb, IMEX_A_CHRDEV_MAJOR, imex_chrdev_major()) ||
@@ -135,7 +171,7 @@ int imex_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	if (imex_ndomains) {
 		imex_extack_fmt(extack,
-				"%u domain(s) exist here: delete them before changing the node's identity",
+				"%u domain(s) exist: delete them before changing the node's identity",
 				imex_ndomains);
 		err = -EBUSY;
 		goto out;

@@ -143,7 +143,8 @@ static int imex_check_create(struct genl_info *info, const char *name)
 	int err;
 
 	if (imex_domain_find(name)) {
-		imex_extack_fmt(extack, "domain '%s' already exists on this node", name);
+		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_DOMAIN_NAME],
+				    "a domain of that name exists on this node already: pick another name");
 		return -EEXIST;
 	}
 	if (!imex_node.fabric_set) {
@@ -155,6 +156,8 @@ static int imex_check_create(struct genl_info *info, const char *name)
 				IMEX_DOMAINS_MAX);
 		return -ENOSPC;
 	}
+	if (!imex_node_named(extack))
+		return -EADDRNOTAVAIL;
 	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBERS))
 		return -EINVAL;
 	err = imex_members_parse(a[IMEX_A_MEMBERS], &members, &n, &self,
@@ -163,8 +166,7 @@ static int imex_check_create(struct genl_info *info, const char *name)
 		return err;
 	imex_members_free(members, n);
 	if (self == U32_MAX) {
-		imex_extack_fmt(extack, "this node ('%s') is not a member of domain '%s'",
-				imex_node.name, name);
+		NL_SET_ERR_MSG(extack, "this node is not in the member list: list it by the name 'imexctl node show' prints");
 		return -EADDRNOTAVAIL;
 	}
 	return imex_check_grant(info);
@@ -216,8 +218,8 @@ static struct imex_domain *imex_req_domain(struct genl_info *info,
 	struct imex_domain *d = imex_domain_find(name);
 
 	if (!d) {
-		imex_extack_fmt(info->extack, "no domain '%s' on this node: see 'imexctl domain list'",
-				name);
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[IMEX_A_DOMAIN_NAME],
+				    "no domain of that name on this node: see 'imexctl domain list'");
 		return ERR_PTR(-ENOENT);
 	}
 	return d;
@@ -245,8 +247,8 @@ static int imex_check_free(struct genl_info *info, struct imex_domain *d)
 		id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
 		ch = imex_channel_lookup(id);
 		if (!ch || ch->domain != d) {
-			imex_extack_fmt(info->extack, "channel %u is not granted to domain '%s'",
-					id, d->name);
+			imex_extack_fmt(info->extack, "channel %u is not granted to this domain",
+					id);
 			return -ENOENT;
 		}
 	}
@@ -265,8 +267,7 @@ static int imex_check_evict(struct genl_info *info, struct imex_domain *d)
 		if (!strcmp(d->members[i].name, member))
 			break;
 	if (i == d->nmembers) {
-		imex_extack_fmt(info->extack, "'%s' is not a member of domain '%s'",
-				member, d->name);
+		imex_extack_fmt(info->extack, "not a member: '%s'", member);
 		return -ENOENT;
 	}
 	if (i == d->self) {
@@ -301,8 +302,7 @@ int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 		d = imex_req_domain(info, name);
 		err = IS_ERR(d) ? PTR_ERR(d) : 0;
 		if (!err && d->change) {
-			imex_extack_fmt(extack, "domain '%s' has a change in progress: retry when it is done",
-					name);
+			NL_SET_ERR_MSG(extack, "the domain has a change in progress: retry when it is done");
 			err = -EBUSY;
 		}
 		if (!err && cmd == IMEX_CMD_CHANNEL_ALLOC &&

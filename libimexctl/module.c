@@ -102,6 +102,10 @@ static int check_loaded(struct imexctl *ctx,
 				   "module imex is already loaded with fabric %s:%u: unload it first ('imexctl module unload') to change it",
 				   have, node.fabric_partition);
 	}
+	if (p->node_name && !node.name[0])
+		return imexctl_err(ctx, -EEXIST,
+				   "module imex is already loaded and the node has no name yet: name it with 'imexctl node set-name %s'",
+				   p->node_name);
 	if (p->node_name && strcmp(p->node_name, node.name))
 		return imexctl_err(ctx, -EEXIST,
 				   "module imex is already loaded with node name %s: unload it first ('imexctl module unload') to change it",

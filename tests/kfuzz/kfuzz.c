@@ -1179,9 +1179,11 @@ static void node_info(void)
 	n = nl_recv(sk, &who, &buf, NULL);
 	h = (struct nlmsghdr *)buf;
 	if (n <= 0 || !nlmsg_ok(h, n) || h->nlmsg_type != family ||
-	    genlmsg_parse(h, 0, tb, IMEX_A_MAX, NULL) || !tb[IMEX_A_NODE_NAME])
+	    genlmsg_parse(h, 0, tb, IMEX_A_MAX, NULL))
 		die("NODE_GET: no answer");
-	nla_strlcpy(node_name, tb[IMEX_A_NODE_NAME], sizeof(node_name));
+	/* Absent while the node is unnamed: member lists then never match. */
+	if (tb[IMEX_A_NODE_NAME])
+		nla_strlcpy(node_name, tb[IMEX_A_NODE_NAME], sizeof(node_name));
 	if (tb[IMEX_A_FABRIC_UUID])
 		nla_memcpy(fabric_uuid, tb[IMEX_A_FABRIC_UUID], 16);
 	if (tb[IMEX_A_FABRIC_PARTITION])

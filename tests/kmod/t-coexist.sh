@@ -11,9 +11,9 @@ $CHANOPEN $DEV/channel9 info | grep -q 'domain=job1 channel=9' || fail "channel9
 $CHANOPEN $DEV/channel10 info | grep -q 'domain=job2 channel=10' || fail "channel10 is not job2's"
 $NL -f - <<SCRIPT || fail "overlaps"
 !EADDRINUSE create name=job3 members=$NODE channels=9-10
-msg channel 9 belongs to domain 'job1'
+msg channel 9 is in use: 'imexctl channel list' names its domain
 !EADDRINUSE alloc name=job1 channels=15
-msg channel 15 belongs to domain 'job2'
+msg channel 15 is in use
 alloc name=job1 channels=30
 SCRIPT
 [ "$($NL domain name=job1 | sed 's/.*nchannels=\([0-9]*\).*/\1/')" = 11 ] || fail "job1 size"
@@ -23,9 +23,9 @@ $NL -f - <<SCRIPT || fail "overlap with a reservation"
 attach
 prepare change=700 op=create name=job4 uuid=aaaaaaaa-0000-0000-0000-000000000004 fabric=$FABRIC members=$NODE channels=50
 !EADDRINUSE prepare change=701 op=create name=job5 uuid=aaaaaaaa-0000-0000-0000-000000000005 fabric=$FABRIC members=$NODE channels=50
-msg reserved by a pending change of domain 'job4'
+msg channel 50 is reserved by a pending change: retry when it ends
 !EADDRINUSE prepare change=702 op=add name=job2 channels=50
 commit change=700
 !EADDRINUSE prepare change=703 op=add name=job2 channels=50
-msg belongs to domain 'job4'
+msg channel 50 is in use
 SCRIPT

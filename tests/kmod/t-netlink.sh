@@ -39,7 +39,7 @@ msg domain name
 !EINVAL create name=x a=10:long:64 members=$NODE
 !EINVAL create name=d0
 !EADDRNOTAVAIL create name=d0 members=other1,other2
-msg is not a member of domain 'd0'
+msg this node is not in the member list
 !EINVAL create name=d0 members=$NODE,$NODE
 msg listed twice
 !EINVAL create name=d0 members=$NODE,bad/name
@@ -51,7 +51,7 @@ msg not both
 !ERANGE create name=d0 members=$NODE count=1 mode=01000
 msg integer out of range
 !ENOENT delete name=nosuch
-msg no domain 'nosuch'
+msg no domain of that name on this node
 !ENOENT alloc name=nosuch count=1
 !ENOENT domain name=nosuch
 !EINVAL domain
@@ -65,9 +65,9 @@ $NL -f - <<SCRIPT || fail "script 3"
 create name=d1 members=$NODE@192.0.2.1,peer2@192.0.2.2 count=2 uid=1000 gid=1000 mode=0640
 create name=d2 members=$NODE channels=10-12
 !EEXIST create name=d1 members=$NODE count=1
-msg domain 'd1' already exists
+msg a domain of that name exists on this node already
 !EADDRINUSE create name=d3 members=$NODE channels=11
-msg channel 11 belongs to domain 'd2'
+msg channel 11 is in use
 !EADDRINUSE alloc name=d1 channels=10
 !ERANGE alloc name=d1 channels=5000
 !EINVAL alloc name=d1 count=1 channels=7
@@ -76,7 +76,7 @@ alloc name=d1 channels=100
 !EINVAL alloc name=d1
 msg give a channel count or a channel list
 !ENOENT free name=d1 channels=10
-msg channel 10 is not granted to domain 'd1'
+msg channel 10 is not granted to this domain
 free name=d1 channels=100
 !EINVAL evict name=d1 member=$NODE
 msg cannot evict itself
@@ -187,9 +187,9 @@ prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC chan
 !EEXIST prepare change=1002 op=create name=m2 uuid=$U2 members=$NODE fabric=$FABRIC
 msg already in use here
 !EADDRINUSE prepare change=1002 op=create name=m2 uuid=$U1 members=$NODE fabric=$FABRIC channels=21
-msg reserved by a pending change of domain 'm1'
+msg channel 21 is reserved by a pending change
 !EBUSY prepare change=1002 op=delete name=m1
-msg already has change 1001 in progress
+msg the domain already has change 1001 in progress
 changes
 commit change=1001
 commit change=1001

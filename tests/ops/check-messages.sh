@@ -35,3 +35,21 @@ if ! missing=$(perl tests/ops/messages.pl $srcs | perl tests/ops/doc-match.pl $d
 	exit 1
 fi
 echo "check-messages: ok: all $n messages of imexctl, libimexctl and imexd are documented"
+
+# imex.ko: the format string of every extack and log line is in
+# errors-kernel.md (its appendix lists them as in the source), and every
+# formatted extack fits the kernel's 80-byte buffer with the longest names.
+kdoc=Documentation/errors-kernel.md
+kmsgs=$(perl tests/ops/kmod-messages.pl kmod/*.c)
+kn=$(printf '%s\n' "$kmsgs" | wc -l)
+[ "$kn" -gt 50 ] || { echo "check-messages: FAIL: only $kn imex.ko messages extracted: the extractor is broken" >&2; exit 1; }
+kmissing=$(printf '%s\n' "$kmsgs" | while IFS="$(printf '\t')" read -r f m; do
+	grep -qF -- "$m" "$kdoc" || printf '%s: %s\n' "$f" "$m"
+done)
+if [ -n "$kmissing" ]; then
+	echo "check-messages: FAIL: these imex.ko messages are not in $kdoc:" >&2
+	echo "$kmissing" >&2
+	exit 1
+fi
+echo "check-messages: ok: all $kn messages of imex.ko are documented"
+perl tests/ops/extack-len.pl --check kmod/*.c

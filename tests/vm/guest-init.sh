@@ -3,7 +3,7 @@
 # the mounts podman and the tests need, installs and loads kmod/imex.ko, runs
 # the command that run.sh left in the out share, saves its status and dmesg
 # there, and powers off.  Kernel command line parameters (set by run.sh):
-#   imexvm.repo=DIR  imexvm.hostname=NAME  imexvm.ip=ADDR/PREFIX
+#   imexvm.repo=DIR  imexvm.hostname=NAME (empty: leave it unset)  imexvm.ip=ADDR/PREFIX
 #   imexvm.module=0|1 (load imex.ko)  imexvm.tscale=N (IMEX_TIMEOUT_SCALE)
 # Files in the out share: .imex-vm/cmd (sets "$@"), .imex-vm/modargs,
 # .imex-vm/moddb (see below).
@@ -73,8 +73,10 @@ for d in /tmp /var/tmp /var/lib/containers; do
 	esac
 done
 
-$BB hostname "$HOSTNAME"
-echo "$HOSTNAME" > /etc/hostname
+if [ -n "$HOSTNAME" ]; then
+	$BB hostname "$HOSTNAME"
+	echo "$HOSTNAME" > /etc/hostname
+fi
 $BB ip link set lo up
 if [ -n "$IP" ]; then
 	$BB ip addr add "$IP" dev eth0 || die "cannot add address $IP to eth0 (was --vde given?)"

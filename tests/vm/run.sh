@@ -20,7 +20,8 @@ Runs COMMAND in a VM (cwd = repo, \$IMEX_VM_OUT = a dir shared with the host).
   --mem MiB           guest memory (default 512)
   --cpus N            guest CPUs (default 1)
   --timeout SEC       kill the VM after SEC seconds (default 300)
-  --hostname NAME     guest hostname (default imex-vm)
+  --hostname NAME     guest hostname (default imex-vm); '' leaves it unset,
+                      the kernel's "(none)", as at early boot
   --no-module         do not load kmod/imex.ko
   --module-args ARGS  parameters for "modprobe imex", e.g. "max_channels=64"
   --out DIR           where rc, dmesg.txt, console.log, test.log and the
@@ -74,7 +75,7 @@ done
 scale=${IMEX_VM_TIMEOUT_SCALE:-1}
 [[ $scale =~ ^[1-9][0-9]*$ ]] || die "IMEX_VM_TIMEOUT_SCALE must be a positive integer, not '$scale'"
 timeout=$((timeout * scale))
-[[ $hostname =~ ^[A-Za-z0-9][A-Za-z0-9.-]*$ ]] || die "--hostname '$hostname' is not a valid host name"
+[[ -z $hostname || $hostname =~ ^[A-Za-z0-9][A-Za-z0-9.-]*$ ]] || die "--hostname '$hostname' is not a valid host name"
 [[ $repo =~ [[:space:]] ]] && die "the repo path '$repo' contains white space: the guest cannot be told about it; move the clone"
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 not found: run tools/install-deps.sh"

@@ -75,7 +75,7 @@ static void node_json(const struct imexctl_node *n)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", json_object_new_string(n->name));
+	json_object_object_add(o, "name", n->name[0] ? json_object_new_string(n->name) : NULL);
 	json_object_object_add(o, "uuid", json_uuid(n->uuid));
 	json_object_object_add(o, "fabric", json_fabric(n->has_fabric, n->fabric_uuid,
 							n->fabric_partition));
@@ -93,7 +93,8 @@ static void node_print(const struct imexctl_node *n)
 {
 	char uuid[IMEXCTL_UUID_STR_LEN];
 
-	printf("name:          %s\n", n->name);
+	printf("name:          %s\n", n->name[0] ? n->name :
+	       "(not set: imexd sets it when it attaches, or 'imexctl node set-name NAME')");
 	imexctl_uuid_format(n->uuid, uuid);
 	printf("uuid:          %s\n", imexctl_uuid_is_null(n->uuid) ?
 	       "(not set: imexd sets it when it attaches)" : uuid);

@@ -21,7 +21,8 @@
  *
  * IMEX_CMD_NODE_GET: no attributes
  *   -> IMEX_A_NODE_NAME: NUL-terminated string, the name this node has in
- *                        domain member lists (default: the host name at load)
+ *                        domain member lists (default: the host name at load
+ *                        if valid; absent while the node is unnamed)
  *      IMEX_A_NODE_UUID: 16 bytes, set by the manager (all-zero until then)
  *      IMEX_A_FABRIC_UUID: 16 bytes, NVLink cluster UUID (absent if unset)
  *      IMEX_A_FABRIC_PARTITION: u32 (absent if unset)
