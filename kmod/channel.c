@@ -105,7 +105,7 @@ void imex_channel_revoke(struct imex_channel *ch)
 	if (granted)
 		imex_notify_channel(IMEX_CMD_CHANNEL_DEL, ch);
 	ch->domain->nchannels--;
-	ch->domain = NULL;
+	WRITE_ONCE(ch->domain, NULL);
 	ch->change = NULL;
 	imex_channel_files_revoke(ch);
 	WRITE_ONCE(ch->revoked, true);

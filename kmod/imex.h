@@ -7,7 +7,8 @@
  * Control operations are rare and short, so a single lock keeps every
  * invariant check and its update atomic without lock ordering to reason
  * about.  Paths that must not take it: a channel's poll() and the in-kernel
- * fd resolution read only fields fixed at grant time or the revoked flag.
+ * fd resolution read only fields fixed at grant time, the revoked flag and
+ * (under RCU) the domain's state.
  */
 #ifndef _IMEX_H
 #define _IMEX_H
@@ -62,6 +63,7 @@ struct imex_domain {
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
 	struct imex_change	*change;	/* at most one in flight */
+	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
 };
 
 extern struct list_head imex_domains;
@@ -78,7 +80,7 @@ struct imex_channel {
 	u32			fabric_partition;
 	bool			revoked;	/* READ_ONCE/WRITE_ONCE */
 	/* Under imex_lock. */
-	struct imex_domain	*domain;	/* NULL once revoked */
+	struct imex_domain	*domain;	/* NULL once revoked; RCU for ident */
 	u32			state;		/* enum imex_channel_state */
 	struct imex_change	*change;	/* reserving/removing change */
 	kuid_t			uid;
