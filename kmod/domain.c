@@ -131,6 +131,7 @@ struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
 	d->members = members;
 	d->nmembers = nmembers;
 	d->self = self;
+	INIT_LIST_HEAD(&d->kapi_channels);
 	list_add_tail(&d->list, &imex_domains);
 	imex_ndomains++;
 	imex_bump();
@@ -161,6 +162,7 @@ void imex_domain_set_state(struct imex_domain *d, u32 state)
 	if (d->state == state)
 		return;
 	WRITE_ONCE(d->state, state);
+	imex_kapi_domain_state(d);
 	d->generation++;
 	imex_bump();
 	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);

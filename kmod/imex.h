@@ -8,7 +8,8 @@
  * invariant check and its update atomic without lock ordering to reason
  * about.  Paths that must not take it: a channel's poll() and the in-kernel
  * fd resolution read only fields fixed at grant time, the revoked flag and
- * (under RCU) the domain's state.
+ * (under RCU) the domain's state.  The revocation callbacks' spinlock
+ * (kapi.c) nests inside it.
  */
 #ifndef _IMEX_H
 #define _IMEX_H
@@ -63,6 +64,7 @@ struct imex_domain {
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
 	struct imex_change	*change;	/* at most one in flight */
+	struct list_head	kapi_channels;	/* imex_channel.kapi_node */
 	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
 };
 
@@ -90,6 +92,9 @@ struct imex_channel {
 	atomic_t		open_count;
 	wait_queue_head_t	wait;
 	struct list_head	files;		/* imex_file.node, under imex_lock */
+	/* Revocation callbacks (kapi.c): its own, and its domain's list. */
+	struct list_head	revoke_cbs;	/* under imex_kapi_lock */
+	struct list_head	kapi_node;	/* under imex_lock */
 };
 
 /*
@@ -218,6 +223,11 @@ void imex_imports_manager_gone(void);
 
 /* chardev.c: every open file of a revoked channel loses its transfers. */
 void imex_channel_files_revoke(struct imex_channel *ch);
+
+/* kapi.c: revocation callbacks of the in-kernel API. */
+void imex_kapi_channel_revoked(struct imex_channel *ch);
+void imex_kapi_domain_state(struct imex_domain *d);
+void imex_kapi_exit(void);
 
 /* change.c */
 void imex_change_rollback_all(void);
