@@ -448,6 +448,7 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 	WRITE_ONCE(d->state, nla_get_u32(a[IMEX_A_DOMAIN_STATE]));
+	imex_kapi_domain_state(d);	/* usable states only, by policy */
 	d->generation++;
 	imex_bump();
 	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);
