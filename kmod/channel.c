@@ -58,6 +58,8 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 	atomic_set(&ch->open_count, 0);
 	init_waitqueue_head(&ch->wait);
 	INIT_LIST_HEAD(&ch->files);
+	INIT_LIST_HEAD(&ch->revoke_cbs);
+	INIT_LIST_HEAD(&ch->kapi_node);
 	err = xa_insert(&imex_channels, id, ch, GFP_KERNEL);
 	if (err) {
 		kfree(ch);
@@ -114,10 +116,11 @@ void imex_channel_revoke(struct imex_channel *ch)
 	if (granted)
 		imex_notify_channel(IMEX_CMD_CHANNEL_DEL, ch);
 	ch->domain->nchannels--;
-	ch->domain = NULL;
+	WRITE_ONCE(ch->domain, NULL);
 	ch->change = NULL;
 	imex_channel_files_revoke(ch);
 	WRITE_ONCE(ch->revoked, true);
+	imex_kapi_channel_revoked(ch);
 	wake_up_poll(&ch->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
 	imex_bump();
 	imex_channel_put(ch);

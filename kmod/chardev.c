@@ -476,11 +476,24 @@ struct imex_channel *imex_channel_get_fd(int fd)
 }
 EXPORT_SYMBOL_GPL(imex_channel_get_fd);
 
-/* Identity fields are fixed at grant time; only revocation can intervene. */
+/*
+ * Identity fields are fixed at grant time.  The domain is freed after an
+ * RCU grace period, and ch->domain cleared before, at revocation.
+ */
 int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 {
-	if (READ_ONCE(ch->revoked))
-		return -ENODEV;
+	const struct imex_domain *d;
+	int err = 0;
+
+	rcu_read_lock();
+	d = READ_ONCE(ch->domain);
+	if (!d || READ_ONCE(ch->revoked))
+		err = -ENODEV;
+	else if (!imex_domain_usable(d))
+		err = -ENOLINK;
+	rcu_read_unlock();
+	if (err)
+		return err;
 	uuid_copy(&id->domain_uuid, &ch->domain_uuid);
 	uuid_copy(&id->fabric_uuid, &ch->fabric_uuid);
 	id->fabric_partition = ch->fabric_partition;

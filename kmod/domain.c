@@ -130,6 +130,7 @@ struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
 	d->members = members;
 	d->nmembers = nmembers;
 	d->self = self;
+	INIT_LIST_HEAD(&d->kapi_channels);
 	list_add_tail(&d->list, &imex_domains);
 	imex_ndomains++;
 	imex_bump();
@@ -144,20 +145,23 @@ void imex_domain_destroy(struct imex_domain *d)
 	imex_ndomains--;
 	imex_bump();
 	imex_members_free(d->members, d->nmembers);
-	kfree(d);
+	kfree_rcu(d, rcu);
 }
 
+/* Also without imex_lock, under RCU (imex_channel_ident()). */
 bool imex_domain_usable(const struct imex_domain *d)
 {
-	return d->state == IMEX_DOMAIN_READY ||
-	       d->state == IMEX_DOMAIN_DEGRADED;
+	u32 state = READ_ONCE(d->state);
+
+	return state == IMEX_DOMAIN_READY || state == IMEX_DOMAIN_DEGRADED;
 }
 
 void imex_domain_set_state(struct imex_domain *d, u32 state)
 {
 	if (d->state == state)
 		return;
-	d->state = state;
+	WRITE_ONCE(d->state, state);
+	imex_kapi_domain_state(d);
 	d->generation++;
 	imex_bump();
 	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);
@@ -440,7 +444,8 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 			}
 		}
 	}
-	d->state = nla_get_u32(a[IMEX_A_DOMAIN_STATE]);
+	WRITE_ONCE(d->state, nla_get_u32(a[IMEX_A_DOMAIN_STATE]));
+	imex_kapi_domain_state(d);	/* usable states only, by policy */
 	d->generation++;
 	imex_bump();
 	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);

@@ -7,7 +7,9 @@
  * Control operations are rare and short, so a single lock keeps every
  * invariant check and its update atomic without lock ordering to reason
  * about.  Paths that must not take it: a channel's poll() and the in-kernel
- * fd resolution read only fields fixed at grant time or the revoked flag.
+ * fd resolution read only fields fixed at grant time, the revoked flag and
+ * (under RCU) the domain's state.  The revocation callbacks' spinlock
+ * (kapi.c) nests inside it.
  *
  * Device work (device_add/device_del of channel devices: a devtmpfs round
  * trip and a uevent each) is never done under imex_lock, or a large grant
@@ -76,6 +78,8 @@ struct imex_domain {
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
 	struct imex_change	*change;	/* at most one in flight */
+	struct list_head	kapi_channels;	/* imex_channel.kapi_node */
+	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
 };
 
 extern struct list_head imex_domains;
@@ -93,7 +97,7 @@ struct imex_channel {
 	u32			fabric_partition;
 	bool			revoked;	/* READ_ONCE/WRITE_ONCE */
 	/* Under imex_lock. */
-	struct imex_domain	*domain;	/* NULL once revoked */
+	struct imex_domain	*domain;	/* NULL once revoked; RCU for ident */
 	u32			state;		/* enum imex_channel_state */
 	struct imex_change	*change;	/* reserving/removing change */
 	kuid_t			uid;
@@ -104,6 +108,9 @@ struct imex_channel {
 	atomic_t		open_count;
 	wait_queue_head_t	wait;
 	struct list_head	files;		/* imex_file.node, under imex_lock */
+	/* Revocation callbacks (kapi.c): its own, and its domain's list. */
+	struct list_head	revoke_cbs;	/* under imex_kapi_lock */
+	struct list_head	kapi_node;	/* under imex_lock */
 };
 
 /*
@@ -237,6 +244,11 @@ void imex_imports_manager_gone(void);
 
 /* chardev.c: every open file of a revoked channel loses its transfers. */
 void imex_channel_files_revoke(struct imex_channel *ch);
+
+/* kapi.c: revocation callbacks of the in-kernel API. */
+void imex_kapi_channel_revoked(struct imex_channel *ch);
+void imex_kapi_domain_state(struct imex_domain *d);
+void imex_kapi_exit(void);
 
 /* change.c */
 void imex_change_rollback_all(void);

@@ -156,6 +156,7 @@ static void __exit imex_exit(void)
 	}
 	imex_export_dels_clear();
 	mutex_unlock(&imex_lock);
+	imex_kapi_exit();
 
 	imex_chrdev_exit();
 }
