@@ -10,7 +10,7 @@
 
 static DEFINE_HASHTABLE(imex_export_hash, 10);
 static u64 imex_export_next_id = 1;	/* never reused while loaded */
-unsigned int imex_nexports;
+unsigned int imex_nexports;	/* every domain's, for NODE_GET */
 
 /* Ends of exports a peer imported, waiting for IMEX_CMD_EXPORT_DEL_ACCEPT. */
 struct imex_export_del {
@@ -20,6 +20,7 @@ struct imex_export_del {
 	u32			channel_id;
 };
 
+/* Queued by whoever ends the export; bounded by IMEX_EXPORT_ENDS_MAX. */
 static LIST_HEAD(imex_export_dels);
 static unsigned int imex_nexport_dels;
 
@@ -41,7 +42,8 @@ int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 
 	if (!len || len > IMEX_DESC_MAX)
 		return -EINVAL;
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	/* Charged to the caller's memory cgroup, as the imports and waits. */
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	memcpy(e->desc, desc, len);
@@ -49,19 +51,22 @@ int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 	INIT_LIST_HEAD(&e->importers);
 
 	mutex_lock(&imex_lock);
+	/* Not revoked: the channel still has its domain. */
 	if (READ_ONCE(f->ch->revoked)) {
 		err = -ENODEV;
 	} else if (f->nexports >= IMEX_EXPORTS_PER_FD ||
-		   imex_nexports >= IMEX_EXPORTS_MAX) {
+		   f->ch->domain->nexports >= IMEX_EXPORTS_PER_DOMAIN) {
 		err = -ENOBUFS;
 	} else {
 		e->id = imex_export_next_id++;
 		e->owner = f;
+		e->domain = f->ch->domain;
 		uuid_copy(&e->domain_uuid, &f->ch->domain_uuid);
 		e->channel_id = f->ch->id;
 		hash_add(imex_export_hash, &e->hnode, e->id);
 		list_add_tail(&e->fnode, &f->exports);
 		f->nexports++;
+		e->domain->nexports++;
 		imex_nexports++;
 		memcpy(h->node_uuid, &imex_node.uuid, IMEX_UUID_LEN);
 		h->id = e->id;
@@ -79,12 +84,12 @@ static void imex_export_del_queue(const struct imex_export *e)
 
 	if (!e->checked || !imex_manager_attached())
 		return;
-	if (imex_nexport_dels >= IMEX_EXPORTS_MAX) {
+	if (imex_nexport_dels >= IMEX_EXPORT_ENDS_MAX) {
 		pr_warn_ratelimited("imex: export %llu ended but imexd has %u ends unread: its peers keep the import until they lose this node\n",
 				    e->id, imex_nexport_dels);
 		return;
 	}
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d)
 		return;
 	d->id = e->id;
@@ -106,6 +111,7 @@ static void imex_export_end(struct imex_export *e)
 	hash_del(&e->hnode);
 	list_del(&e->fnode);
 	e->owner->nexports--;
+	e->domain->nexports--;
 	imex_nexports--;
 	kfree(e);
 }

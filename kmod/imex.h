@@ -62,6 +62,14 @@ struct imex_domain {
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
 	struct imex_change	*change;	/* at most one in flight */
+	/*
+	 * Records held through this domain's channel fds, each bounded per
+	 * domain.  Revoking a channel ends its fds' records, so none
+	 * outlives the domain.
+	 */
+	unsigned int		nexports;
+	unsigned int		nimports;
+	unsigned int		npendings;	/* remote imports waiting */
 };
 
 extern struct list_head imex_domains;
@@ -112,6 +120,7 @@ struct imex_export {
 	struct hlist_node	hnode;		/* imex_export_hash, by id */
 	struct list_head	fnode;		/* owner->exports */
 	struct imex_file	*owner;
+	struct imex_domain	*domain;	/* charged for it */
 	u64			id;
 	uuid_t			domain_uuid;
 	u32			channel_id;
@@ -125,6 +134,7 @@ struct imex_import {
 	struct list_head	fnode;		/* file->imports or ->revoked */
 	struct list_head	enode;		/* exp->importers, or remote list */
 	struct imex_file	*file;
+	struct imex_domain	*domain;	/* charged for it */
 	struct imex_export	*exp;		/* local and live, else NULL */
 	bool			remote;
 	bool			revoked;	/* on file->revoked */
