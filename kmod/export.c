@@ -5,11 +5,20 @@
  * Everything here runs under imex_lock.
  */
 #include <linux/hashtable.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include "imex.h"
 
 static DEFINE_HASHTABLE(imex_export_hash, 10);
-static u64 imex_export_next_id = 1;	/* never reused while loaded */
+/*
+ * Never reused while loaded.  The node UUID outlives a reload (imexd sets it
+ * again) but this counter does not, so it starts at a random value below
+ * 2^63 (on first use, when the RNG is seeded): a handle of an earlier load
+ * then names a later export only with odds of about exports / 2^63.  The
+ * real-time clock would repeat after a clock step; there is no storage for
+ * a load counter.
+ */
+static u64 imex_export_next_id;
 unsigned int imex_nexports;	/* every domain's, for NODE_GET */
 
 /* Ends of exports a peer imported, waiting for IMEX_CMD_EXPORT_DEL_ACCEPT. */
@@ -58,6 +67,8 @@ int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 		   f->ch->domain->nexports >= IMEX_EXPORTS_PER_DOMAIN) {
 		err = -ENOBUFS;
 	} else {
+		if (!imex_export_next_id)
+			imex_export_next_id = (get_random_u64() >> 1) + 1;
 		e->id = imex_export_next_id++;
 		e->owner = f;
 		e->domain = f->ch->domain;
@@ -164,6 +175,17 @@ void imex_exports_forget_checked(void)
 		e->checked = false;
 }
 
+static bool imex_domain_has_member(const struct imex_domain *d,
+				   const struct nlattr *name)
+{
+	u32 i;
+
+	for (i = 0; i < d->nmembers; i++)
+		if (!nla_strcmp(name, d->members[i].name))
+			return true;
+	return false;
+}
+
 int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
@@ -204,6 +226,19 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 		imex_extack_fmt(extack, "export %llu belongs to another domain or channel",
 				id);
 		err = -EPERM;
+		goto out;
+	}
+	/* A live export's channel is granted, so its domain is committed. */
+	if (!imex_domain_usable(e->domain)) {
+		imex_extack_fmt(extack, "export %llu: its domain is down, nothing can import it",
+				id);
+		err = -ENOLINK;
+		goto out;
+	}
+	if (!imex_domain_has_member(e->domain, a[IMEX_A_MEMBER_NAME])) {
+		imex_extack_fmt(extack, "export %llu: the importing node is not a member of its domain",
+				id);
+		err = -EXDEV;
 		goto out;
 	}
 	if (nla_put(msg, IMEX_A_DESC, e->desc_len, e->desc)) {

@@ -78,6 +78,8 @@ t_ok "manager lost mid-import"
 # A manager by hand: check, done, revoke by node, export ends queued.
 $NL -f - > "$OUT/manager.log" 2>&1 <<SCRIPT || fail "manager by hand: $(cat "$OUT/manager.log")"
 attach
+!ENOLINK import-check handle_id=$ID uuid=$UA chan=1 member=$NODE
+msg domain is down
 status name=da state=ready
 sh $SHARE -c 1 import $R --wait-revoke 60 > $OUT/byhand.log 2>&1 &
 import-accept wait=20000
@@ -85,6 +87,8 @@ import-accept wait=20000
 msg another domain or channel
 !ENOENT import-check handle_id=999999 uuid=$UA chan=1 member=$NODE
 !EINVAL import-check handle_id=$ID uuid=$UA chan=1
+!EXDEV import-check handle_id=$ID uuid=$UA chan=1 member=peer
+msg not a member
 import-check handle_id=$ID uuid=$UA chan=1 member=$NODE
 import-done import_id=6 istatus=0 desc=by-hand
 sh i=0; until grep -q by-hand $OUT/byhand.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done

@@ -165,8 +165,11 @@
  *      peer: IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID + IMEX_A_CHANNEL_ID (the
  *      importer's), IMEX_A_MEMBER_NAME (the importing node; required)
  *   -> IMEX_A_DESC.  ENOENT: no such export; EPERM: the export belongs to
- *      another domain or channel.  A successful check marks the export as
- *      imported remotely, so its end is queued for the manager.
+ *      another domain or channel; ENOLINK: the domain is DOWN; EXDEV: the
+ *      importing node is not a member of the domain.  A successful check
+ *      marks the export as imported remotely, so its end is queued for the
+ *      manager.  Handle ids start at a random value on every module load,
+ *      so a handle from an earlier load does not name a later export.
  * IMEX_CMD_EXPORT_DEL: sent by the kernel on the "manager" group when an
  *      export that a remote node imported goes away (unexport, close of its
  *      fd, revocation of its channel): no attributes; the records wait in a
@@ -412,7 +415,9 @@ enum imex_revoke_reason {
  *
  * IMEX_IOC_EXPORT registers an opaque descriptor (what a GPU driver would
  * hand over) under the fd's channel and returns a fabric handle: this node's
- * UUID and an id never reused while the module is loaded.  The export lives
+ * UUID and an id never reused while the module is loaded and starting at a
+ * random 63-bit value on each load, so a handle of an earlier load names no
+ * later export.  The export lives
  * until IMEX_IOC_UNEXPORT, the close of the fd, or the channel's revocation.
  *
  * IMEX_IOC_IMPORT returns the descriptor of a handle if, and only if, the
