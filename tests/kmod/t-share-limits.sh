@@ -115,4 +115,14 @@ $SHARE -c 1 import $R --timeout 300 --expect ETIMEDOUT > /dev/null ||
 	fail "da's remote import after its waiters ended: not queued"
 expect_counts 0 0
 t_ok "pending remote imports: one domain at its bound, the other's upcall"
+
+# Deleting da revokes its channel: a remote import still waiting fails at
+# once with ENODEV, and nothing charged to da outlives it.
+$SHARE -c 1 import $R --timeout 60000 --expect ENODEV > "$OUT/pr.log" 2>&1 &
+pa=$!
+wait_for 20 sh -c "[ \$(grep -c 'import accepted' '$OUT/serve.log') = $((PENDING + 3)) ]"
+$NL -q delete name=da || fail "delete da"
+wait $pa || fail "waiting import on a deleted domain: $(cat "$OUT/pr.log")"
+pa=
+t_ok "a revoked channel's waiting import ends with ENODEV"
 t_done
