@@ -111,6 +111,7 @@ struct imex_file {
 	struct list_head	revoked;	/* revoked, not yet read */
 	unsigned int		nimports;	/* live + revoked */
 	unsigned int		nrevoked;	/* READ_ONCE in poll */
+	unsigned int		npendings;	/* remote imports waiting */
 	wait_queue_head_t	wait;		/* EPOLLPRI: a revoked import */
 };
 

@@ -98,6 +98,13 @@ static void imex_pending_finish(struct imex_pending *p, int status)
 	wake_up(&p->wq);
 }
 
+static void imex_pending_uncharge(struct imex_pending *p)
+{
+	p->file->npendings--;
+	p->domain->npendings--;
+	p->domain = NULL;
+}
+
 /*
  * Close of the fd or revocation of its channel.  A close cannot race an
  * ioctl of the same file, so only revocation finds waits here: they fail
@@ -112,13 +119,14 @@ void imex_file_drop_imports(struct imex_file *f)
 		imex_import_free(im);
 	list_for_each_entry_safe(im, tmp, &f->revoked, fnode)
 		imex_import_free(im);
+	if (!f->npendings)
+		return;
 	list_for_each_entry(p, &imex_pendings, list) {
 		if (p->file != f || !p->domain)
 			continue;
 		if (!p->done)
 			imex_pending_finish(p, ENODEV);
-		p->domain->npendings--;
-		p->domain = NULL;
+		imex_pending_uncharge(p);
 	}
 }
 
@@ -216,6 +224,7 @@ static int imex_import_remote(struct imex_file *f, const struct imex_handle *h,
 	p->revoke = -1;
 	init_waitqueue_head(&p->wq);
 	list_add_tail(&p->list, &imex_pendings);
+	f->npendings++;
 	p->domain->npendings++;
 	imex_notify_mgr(IMEX_CMD_IMPORT_NOTIFY, p->id);
 	mutex_unlock(&imex_lock);
@@ -226,7 +235,7 @@ static int imex_import_remote(struct imex_file *f, const struct imex_handle *h,
 	mutex_lock(&imex_lock);
 	list_del(&p->list);
 	if (p->domain)
-		p->domain->npendings--;
+		imex_pending_uncharge(p);
 	if (!p->done) {
 		/*
 		 * -EINTR, not -ERESTARTSYS: a restarted call would queue a

@@ -240,15 +240,15 @@
 /*
  * Per domain, over all fds of its channels on this node: a domain at a
  * bound gets ENOBUFS, other domains are unaffected.  Nothing is bounded per
- * node beyond these times IMEX_DOMAINS_MAX (the *_MAX below).
+ * node beyond these times IMEX_DOMAINS_MAX: the *_MAX below, the most a node
+ * can hold.
  */
 #define IMEX_EXPORTS_PER_DOMAIN	16384
 #define IMEX_IMPORTS_PER_DOMAIN	16384	/* revoked ones not yet read included */
 #define IMEX_IMPORTS_PENDING_PER_DOMAIN 256	/* remote imports waiting */
-#define IMEX_EXPORTS_MAX	(IMEX_DOMAINS_MAX * IMEX_EXPORTS_PER_DOMAIN)
-#define IMEX_IMPORTS_MAX	(IMEX_DOMAINS_MAX * IMEX_IMPORTS_PER_DOMAIN)
-#define IMEX_IMPORTS_PENDING_MAX \
-	(IMEX_DOMAINS_MAX * IMEX_IMPORTS_PENDING_PER_DOMAIN)
+#define IMEX_EXPORTS_MAX	4194304	/* IMEX_DOMAINS_MAX * ..._PER_DOMAIN */
+#define IMEX_IMPORTS_MAX	4194304	/* IMEX_DOMAINS_MAX * ..._PER_DOMAIN */
+#define IMEX_IMPORTS_PENDING_MAX 65536	/* IMEX_DOMAINS_MAX * ..._PER_DOMAIN */
 #define IMEX_EXPORT_ENDS_MAX	65536	/* export ends queued for the manager */
 #define IMEX_IMPORT_TIMEOUT_MS	10000	/* default wait for a remote import */
 #define IMEX_IMPORT_TIMEOUT_MAX_MS 120000
