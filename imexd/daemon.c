@@ -527,7 +527,7 @@ static void accept_requests(struct daemon *d)
 
 /*
  * Remote imports and ends of exports: take what waits, in bounded batches
- * (a full queue of ends is IMEX_EXPORTS_MAX records); true if more may wait.
+ * (a full queue of ends is IMEX_EXPORT_ENDS_MAX records); true if more may wait.
  */
 #define ACCEPT_BATCH	1024
 

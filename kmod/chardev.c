@@ -231,7 +231,7 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	struct imex_file *f;
 	int err = 0;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&f->exports);

@@ -141,6 +141,8 @@ struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
 void imex_domain_destroy(struct imex_domain *d)
 {
 	WARN_ON(d->nchannels);
+	/* Revoking the channels ended their fds' records and waits. */
+	WARN_ON(d->nexports || d->nimports || d->npendings);
 	list_del(&d->list);
 	imex_ndomains--;
 	imex_bump();

@@ -5,12 +5,21 @@
  * Everything here runs under imex_lock.
  */
 #include <linux/hashtable.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include "imex.h"
 
 static DEFINE_HASHTABLE(imex_export_hash, 10);
-static u64 imex_export_next_id = 1;	/* never reused while loaded */
-unsigned int imex_nexports;
+/*
+ * Never reused while loaded.  The node UUID outlives a reload (imexd sets it
+ * again) but this counter does not, so it starts at a random value below
+ * 2^63 (on first use, when the RNG is seeded): a handle of an earlier load
+ * then names a later export only with odds of about exports / 2^63.  The
+ * real-time clock would repeat after a clock step; there is no storage for
+ * a load counter.
+ */
+static u64 imex_export_next_id;
+unsigned int imex_nexports;	/* every domain's, for NODE_GET */
 
 /* Ends of exports a peer imported, waiting for IMEX_CMD_EXPORT_DEL_ACCEPT. */
 struct imex_export_del {
@@ -20,6 +29,7 @@ struct imex_export_del {
 	u32			channel_id;
 };
 
+/* Queued by whoever ends the export; bounded by IMEX_EXPORT_ENDS_MAX. */
 static LIST_HEAD(imex_export_dels);
 static unsigned int imex_nexport_dels;
 
@@ -41,7 +51,8 @@ int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 
 	if (!len || len > IMEX_DESC_MAX)
 		return -EINVAL;
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	/* Charged to the caller's memory cgroup, as the imports and waits. */
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	memcpy(e->desc, desc, len);
@@ -49,19 +60,24 @@ int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 	INIT_LIST_HEAD(&e->importers);
 
 	mutex_lock(&imex_lock);
+	/* Not revoked: the channel still has its domain. */
 	if (READ_ONCE(f->ch->revoked)) {
 		err = -ENODEV;
 	} else if (f->nexports >= IMEX_EXPORTS_PER_FD ||
-		   imex_nexports >= IMEX_EXPORTS_MAX) {
+		   f->ch->domain->nexports >= IMEX_EXPORTS_PER_DOMAIN) {
 		err = -ENOBUFS;
 	} else {
+		if (!imex_export_next_id)
+			imex_export_next_id = (get_random_u64() >> 1) + 1;
 		e->id = imex_export_next_id++;
 		e->owner = f;
+		e->domain = f->ch->domain;
 		uuid_copy(&e->domain_uuid, &f->ch->domain_uuid);
 		e->channel_id = f->ch->id;
 		hash_add(imex_export_hash, &e->hnode, e->id);
 		list_add_tail(&e->fnode, &f->exports);
 		f->nexports++;
+		e->domain->nexports++;
 		imex_nexports++;
 		memcpy(h->node_uuid, &imex_node.uuid, IMEX_UUID_LEN);
 		h->id = e->id;
@@ -79,12 +95,12 @@ static void imex_export_del_queue(const struct imex_export *e)
 
 	if (!e->checked || !imex_manager_attached())
 		return;
-	if (imex_nexport_dels >= IMEX_EXPORTS_MAX) {
+	if (imex_nexport_dels >= IMEX_EXPORT_ENDS_MAX) {
 		pr_warn_ratelimited("imex: export %llu ended but imexd has %u ends unread: its peers keep the import until they lose this node\n",
 				    e->id, imex_nexport_dels);
 		return;
 	}
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d)
 		return;
 	d->id = e->id;
@@ -106,6 +122,7 @@ static void imex_export_end(struct imex_export *e)
 	hash_del(&e->hnode);
 	list_del(&e->fnode);
 	e->owner->nexports--;
+	e->domain->nexports--;
 	imex_nexports--;
 	kfree(e);
 }
@@ -158,6 +175,17 @@ void imex_exports_forget_checked(void)
 		e->checked = false;
 }
 
+static bool imex_domain_has_member(const struct imex_domain *d,
+				   const struct nlattr *name)
+{
+	u32 i;
+
+	for (i = 0; i < d->nmembers; i++)
+		if (!nla_strcmp(name, d->members[i].name))
+			return true;
+	return false;
+}
+
 int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
@@ -198,6 +226,19 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 		imex_extack_fmt(extack, "export %llu belongs to another domain or channel",
 				id);
 		err = -EPERM;
+		goto out;
+	}
+	/* A live export's channel is granted, so its domain is committed. */
+	if (!imex_domain_usable(e->domain)) {
+		imex_extack_fmt(extack, "export %llu: its domain is down, nothing can import it",
+				id);
+		err = -ENOLINK;
+		goto out;
+	}
+	if (!imex_domain_has_member(e->domain, a[IMEX_A_MEMBER_NAME])) {
+		imex_extack_fmt(extack, "export %llu: the importing node is not a member of its domain",
+				id);
+		err = -EXDEV;
 		goto out;
 	}
 	if (nla_put(msg, IMEX_A_DESC, e->desc_len, e->desc)) {

@@ -80,6 +80,14 @@ struct imex_domain {
 	struct imex_change	*change;	/* at most one in flight */
 	struct list_head	kapi_channels;	/* imex_channel.kapi_node */
 	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
+	/*
+	 * Records held through this domain's channel fds, each bounded per
+	 * domain.  Revoking a channel ends its fds' records, so none
+	 * outlives the domain.
+	 */
+	unsigned int		nexports;
+	unsigned int		nimports;
+	unsigned int		npendings;	/* remote imports waiting */
 };
 
 extern struct list_head imex_domains;
@@ -126,6 +134,7 @@ struct imex_file {
 	struct list_head	revoked;	/* revoked, not yet read */
 	unsigned int		nimports;	/* live + revoked */
 	unsigned int		nrevoked;	/* READ_ONCE in poll */
+	unsigned int		npendings;	/* remote imports waiting */
 	wait_queue_head_t	wait;		/* EPOLLPRI: a revoked import */
 };
 
@@ -135,6 +144,7 @@ struct imex_export {
 	struct hlist_node	hnode;		/* imex_export_hash, by id */
 	struct list_head	fnode;		/* owner->exports */
 	struct imex_file	*owner;
+	struct imex_domain	*domain;	/* charged for it */
 	u64			id;
 	uuid_t			domain_uuid;
 	u32			channel_id;
@@ -148,6 +158,7 @@ struct imex_import {
 	struct list_head	fnode;		/* file->imports or ->revoked */
 	struct list_head	enode;		/* exp->importers, or remote list */
 	struct imex_file	*file;
+	struct imex_domain	*domain;	/* charged for it */
 	struct imex_export	*exp;		/* local and live, else NULL */
 	bool			remote;
 	bool			revoked;	/* on file->revoked */

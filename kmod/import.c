@@ -6,9 +6,14 @@
  * until IMEX_IOC_REVOKED reads them.
  *
  * A pending remote import belongs to the importer, which alone frees it.
- * Everyone else (DONE, the manager leaving, IMPORT_REVOKE) touches it only
- * under imex_lock while it is on imex_pendings, and the importer takes it
- * off that list under imex_lock before freeing it.
+ * Everyone else (DONE, the manager leaving, IMPORT_REVOKE, revocation of
+ * the importer's channel) touches it only under imex_lock while it is on
+ * imex_pendings, and the importer takes it off that list under imex_lock
+ * before freeing it.
+ *
+ * Imports and waits are charged to the importing fd's domain (bounded per
+ * domain, so one domain at its bound leaves the others alone) and their
+ * memory to the caller's memory cgroup.
  */
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -16,11 +21,14 @@
 #include <linux/uaccess.h>
 #include "imex.h"
 
-unsigned int imex_nimports;
+unsigned int imex_nimports;	/* every domain's, for NODE_GET */
 static LIST_HEAD(imex_remote_imports);	/* imex_import.enode, remote ones */
 
 struct imex_pending {
 	struct list_head	list;		/* imex_pendings */
+	struct imex_file	*file;		/* the importer's */
+	/* Charged for it; NULL once the channel's revocation uncharged it. */
+	struct imex_domain	*domain;
 	u64			id;
 	uuid_t			node_uuid;
 	u64			handle_id;
@@ -36,7 +44,6 @@ struct imex_pending {
 };
 
 static LIST_HEAD(imex_pendings);
-static unsigned int imex_npendings;
 static u64 imex_pending_next_id = 1;
 
 static bool imex_handle_match(const struct imex_import *im,
@@ -79,18 +86,55 @@ static void imex_import_free(struct imex_import *im)
 	if (im->revoked)
 		WRITE_ONCE(f->nrevoked, f->nrevoked - 1);
 	f->nimports--;
+	im->domain->nimports--;
 	imex_nimports--;
 	kfree(im);
 }
 
+static void imex_pending_finish(struct imex_pending *p, int status)
+{
+	p->status = status;
+	WRITE_ONCE(p->done, true);
+	wake_up(&p->wq);
+}
+
+static void imex_pending_uncharge(struct imex_pending *p)
+{
+	p->file->npendings--;
+	p->domain->npendings--;
+	p->domain = NULL;
+}
+
+/*
+ * Close of the fd or revocation of its channel.  A close cannot race an
+ * ioctl of the same file, so only revocation finds waits here: they fail
+ * with ENODEV and leave the domain's count now, before it can be freed.
+ */
 void imex_file_drop_imports(struct imex_file *f)
 {
 	struct imex_import *im, *tmp;
+	struct imex_pending *p;
 
 	list_for_each_entry_safe(im, tmp, &f->imports, fnode)
 		imex_import_free(im);
 	list_for_each_entry_safe(im, tmp, &f->revoked, fnode)
 		imex_import_free(im);
+	if (!f->npendings)
+		return;
+	list_for_each_entry(p, &imex_pendings, list) {
+		if (p->file != f || !p->domain)
+			continue;
+		if (!p->done)
+			imex_pending_finish(p, ENODEV);
+		imex_pending_uncharge(p);
+	}
+}
+
+/* Under imex_lock, on an fd whose channel is not revoked. */
+static bool imex_import_room(const struct imex_file *f)
+{
+	return f->nimports < IMEX_IMPORTS_PER_FD &&
+	       f->ch->domain->nimports < IMEX_IMPORTS_PER_DOMAIN;
 }
 
 /*
@@ -106,13 +150,13 @@ static int imex_import_record(struct imex_file *f, const struct imex_handle *h,
 
 	if (imex_file_find_import(f, h))
 		return 0;
-	if (f->nimports >= IMEX_IMPORTS_PER_FD ||
-	    imex_nimports >= IMEX_IMPORTS_MAX)
+	if (!imex_import_room(f))
 		return -ENOBUFS;
-	im = kzalloc(sizeof(*im), GFP_KERNEL);
+	im = kzalloc(sizeof(*im), GFP_KERNEL_ACCOUNT);
 	if (!im)
 		return -ENOMEM;
 	im->file = f;
+	im->domain = f->ch->domain;
 	im->exp = exp;
 	im->remote = !exp;
 	memcpy(&im->node_uuid, h->node_uuid, IMEX_UUID_LEN);
@@ -123,6 +167,7 @@ static int imex_import_record(struct imex_file *f, const struct imex_handle *h,
 	INIT_LIST_HEAD(&im->enode);
 	list_add_tail(&im->fnode, &f->imports);
 	f->nimports++;
+	im->domain->nimports++;
 	imex_nimports++;
 	if (exp)
 		list_add_tail(&im->enode, &exp->importers);
@@ -164,11 +209,13 @@ static int imex_import_remote(struct imex_file *f, const struct imex_handle *h,
 
 	if (!imex_manager_attached())
 		return -ESRCH;
-	if (imex_npendings >= IMEX_IMPORTS_PENDING_MAX)
+	if (f->ch->domain->npendings >= IMEX_IMPORTS_PENDING_PER_DOMAIN)
 		return -ENOBUFS;
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 	if (!p)
 		return -ENOMEM;
+	p->file = f;
+	p->domain = f->ch->domain;
 	p->id = imex_pending_next_id++;
 	memcpy(&p->node_uuid, h->node_uuid, IMEX_UUID_LEN);
 	p->handle_id = h->id;
@@ -177,7 +224,8 @@ static int imex_import_remote(struct imex_file *f, const struct imex_handle *h,
 	p->revoke = -1;
 	init_waitqueue_head(&p->wq);
 	list_add_tail(&p->list, &imex_pendings);
-	imex_npendings++;
+	f->npendings++;
+	p->domain->npendings++;
 	imex_notify_mgr(IMEX_CMD_IMPORT_NOTIFY, p->id);
 	mutex_unlock(&imex_lock);
 
@@ -186,7 +234,8 @@ static int imex_import_remote(struct imex_file *f, const struct imex_handle *h,
 
 	mutex_lock(&imex_lock);
 	list_del(&p->list);
-	imex_npendings--;
+	if (p->domain)
+		imex_pending_uncharge(p);
 	if (!p->done) {
 		/*
 		 * -EINTR, not -ERESTARTSYS: a restarted call would queue a
@@ -233,8 +282,7 @@ int imex_file_import(struct imex_file *f, const struct imex_handle *h,
 		err = 0;
 		goto out;
 	}
-	if (f->nimports >= IMEX_IMPORTS_PER_FD ||
-	    imex_nimports >= IMEX_IMPORTS_MAX) {
+	if (!imex_import_room(f)) {
 		err = -ENOBUFS;
 		goto out;
 	}
@@ -325,13 +373,6 @@ long imex_file_revoked(struct imex_file *f, void __user *arg)
 	mutex_unlock(&imex_lock);
 	kvfree(ents);
 	return err;
-}
-
-static void imex_pending_finish(struct imex_pending *p, int status)
-{
-	p->status = status;
-	WRITE_ONCE(p->done, true);
-	wake_up(&p->wq);
 }
 
 /* Under imex_lock, when the manager detaches or its socket closes. */

@@ -185,7 +185,7 @@ static int cmd_export(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "c:d:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'D': text = optarg; break;
-		case 'n': count = parse_num("--count", optarg, IMEX_EXPORTS_MAX); break;
+		case 'n': count = parse_num("--count", optarg, IMEX_EXPORTS_PER_DOMAIN); break;
 		case 'H': hold = true; break;
 		case 'f': file = optarg; break;
 		case 'c': set_channel(optarg); break;

@@ -169,12 +169,15 @@
  *      peer: IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID + IMEX_A_CHANNEL_ID (the
  *      importer's), IMEX_A_MEMBER_NAME (the importing node; required)
  *   -> IMEX_A_DESC.  ENOENT: no such export; EPERM: the export belongs to
- *      another domain or channel.  A successful check marks the export as
- *      imported remotely, so its end is queued for the manager.
+ *      another domain or channel; ENOLINK: the domain is DOWN; EXDEV: the
+ *      importing node is not a member of the domain.  A successful check
+ *      marks the export as imported remotely, so its end is queued for the
+ *      manager.  Handle ids start at a random value on every module load,
+ *      so a handle from an earlier load does not name a later export.
  * IMEX_CMD_EXPORT_DEL: sent by the kernel on the "manager" group when an
  *      export that a remote node imported goes away (unexport, close of its
  *      fd, revocation of its channel): no attributes; the records wait in a
- *      queue of at most IMEX_EXPORTS_MAX entries.
+ *      queue of at most IMEX_EXPORT_ENDS_MAX entries.
  * IMEX_CMD_EXPORT_DEL_ACCEPT (manager): no attributes -> the oldest queued
  *      record: IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID, IMEX_A_CHANNEL_ID.
  *      ENOENT when none.  The queue is emptied when the manager detaches: a
@@ -244,9 +247,19 @@
 #define IMEX_DESC_MAX		256	/* bytes in an export's descriptor */
 #define IMEX_EXPORTS_PER_FD	1024
 #define IMEX_IMPORTS_PER_FD	4096	/* revoked ones not yet read included */
-#define IMEX_EXPORTS_MAX	65536	/* per node, and queued ends */
-#define IMEX_IMPORTS_MAX	65536	/* per node */
-#define IMEX_IMPORTS_PENDING_MAX 256	/* remote imports waiting, per node */
+/*
+ * Per domain, over all fds of its channels on this node: a domain at a
+ * bound gets ENOBUFS, other domains are unaffected.  Nothing is bounded per
+ * node beyond these times IMEX_DOMAINS_MAX: the *_MAX below, the most a node
+ * can hold.
+ */
+#define IMEX_EXPORTS_PER_DOMAIN	16384
+#define IMEX_IMPORTS_PER_DOMAIN	16384	/* revoked ones not yet read included */
+#define IMEX_IMPORTS_PENDING_PER_DOMAIN 256	/* remote imports waiting */
+#define IMEX_EXPORTS_MAX	4194304	/* IMEX_DOMAINS_MAX * ..._PER_DOMAIN */
+#define IMEX_IMPORTS_MAX	4194304	/* IMEX_DOMAINS_MAX * ..._PER_DOMAIN */
+#define IMEX_IMPORTS_PENDING_MAX 65536	/* IMEX_DOMAINS_MAX * ..._PER_DOMAIN */
+#define IMEX_EXPORT_ENDS_MAX	65536	/* export ends queued for the manager */
 #define IMEX_IMPORT_TIMEOUT_MS	10000	/* default wait for a remote import */
 #define IMEX_IMPORT_TIMEOUT_MAX_MS 120000
 
@@ -413,7 +426,9 @@ enum imex_revoke_reason {
  *
  * IMEX_IOC_EXPORT registers an opaque descriptor (what a GPU driver would
  * hand over) under the fd's channel and returns a fabric handle: this node's
- * UUID and an id never reused while the module is loaded.  The export lives
+ * UUID and an id never reused while the module is loaded and starting at a
+ * random 63-bit value on each load, so a handle of an earlier load names no
+ * later export.  The export lives
  * until IMEX_IOC_UNEXPORT, the close of the fd, or the channel's revocation.
  *
  * IMEX_IOC_IMPORT returns the descriptor of a handle if, and only if, the
@@ -424,7 +439,8 @@ enum imex_revoke_reason {
  * EHOSTUNREACH (the exporting node is not connected, or not a member),
  * ESRCH (no imexd on this node), ENOTCONN (imexd left during the import),
  * ETIMEDOUT, EINTR (a signal; nothing stays behind), ENOBUFS (a bound of
- * this header reached).  Importing a handle the fd already holds returns
+ * this header reached: per fd, or per domain for the fd's domain), ENODEV
+ * (the channel was revoked, a waiting remote import included).  Importing a handle the fd already holds returns
  * the descriptor again and holds it once.
  *
  * An import ends with IMEX_IOC_UNIMPORT or the close of the fd, or is
