@@ -214,6 +214,9 @@ struct genl_family imex_genl_family __ro_after_init = {
 	.n_mcgrps	= ARRAY_SIZE(imex_mcgrps),
 };
 
+/* Resolving the family by name (CTRL_CMD_GETFAMILY) loads the module. */
+MODULE_ALIAS_GENL_FAMILY(IMEX_GENL_NAME);
+
 /* A reply to @info's request, its header for @cmd in place at *@hdr. */
 struct sk_buff *imex_reply_new(struct genl_info *info, u8 cmd, void **hdr)
 {
