@@ -5,6 +5,8 @@
  * ABORT (or the lease running out, or the manager going away) returns the
  * node to exactly the state before PREPARE.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -183,8 +185,8 @@ unsigned long imex_changes_expire(unsigned long now)
 
 	list_for_each_entry_safe(c, tmp, &imex_changes, list) {
 		if (time_after_eq(now, c->expires)) {
-			pr_info("imex: change %llu on domain '%s' expired uncommitted; rolled back\n",
-				c->id, c->domain ? c->domain->name : "?");
+			pr_info_ratelimited("change %llu on domain '%s' expired uncommitted; rolled back\n",
+					    c->id, c->domain ? c->domain->name : "?");
 			imex_change_rollback(c);
 		} else if (!next || time_before(c->expires, next)) {
 			next = c->expires;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Channels: reservation, grant, revocation (invariants 4 and 5). */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include <linux/poll.h>
 #include <linux/uidgid.h>
@@ -82,8 +84,8 @@ int imex_channel_grant(struct imex_channel *ch)
 	imex_bump();
 	cd = imex_chdev_add(ch->id, ch->uid, ch->gid, ch->mode);
 	if (IS_ERR(cd)) {
-		pr_warn("imex: channel %u of domain '%s': no device node: %ld\n",
-			ch->id, ch->domain->name, PTR_ERR(cd));
+		pr_warn_ratelimited("channel %u of domain '%s': no device node: %ld\n",
+				    ch->id, ch->domain->name, PTR_ERR(cd));
 		ch->chdev = NULL;
 	} else {
 		ch->chdev = cd;

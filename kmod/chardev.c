@@ -4,6 +4,8 @@
  * /dev/imex-channels/ with the grant's owner and mode, the file operations,
  * and the in-kernel API that resolves a channel fd for other drivers.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/file.h>

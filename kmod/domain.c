@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* IMEX domains: their member lists, state and netlink view. */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/mm.h>

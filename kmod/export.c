@@ -4,6 +4,8 @@
  * queue that tells the manager when an export a peer imported has ended.
  * Everything here runs under imex_lock.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/hashtable.h>
 #include <linux/slab.h>
 #include "imex.h"
@@ -80,7 +82,7 @@ static void imex_export_del_queue(const struct imex_export *e)
 	if (!e->checked || !imex_manager_attached())
 		return;
 	if (imex_nexport_dels >= IMEX_EXPORTS_MAX) {
-		pr_warn_ratelimited("imex: export %llu ended but imexd has %u ends unread: its peers keep the import until they lose this node\n",
+		pr_warn_ratelimited("export %llu ended but imexd has %u ends unread: its peers keep the import until they lose this node\n",
 				    e->id, imex_nexport_dels);
 		return;
 	}

@@ -10,6 +10,8 @@
  * under imex_lock while it is on imex_pendings, and the importer takes it
  * off that list under imex_lock before freeing it.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>

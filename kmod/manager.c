@@ -5,6 +5,8 @@
  * with it whatever it had only prepared.  Also the reaper, which expires
  * change leases and requests nobody finished.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>

@@ -6,6 +6,8 @@
  * Documentation/netlink/imex.yaml) before a handler sees it: an attribute
  * the command does not use, reply-only ones included, is refused.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include "imex.h"
 #include "netlink-policy.h"
 

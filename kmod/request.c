@@ -5,6 +5,8 @@
  * exactly once — by the manager, by timeout, or when the manager goes away.
  * The outcome reaches the caller as IMEX_CMD_REQ_DONE on the events group.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/sort.h>

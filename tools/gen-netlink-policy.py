@@ -248,6 +248,8 @@ def generate(spec):
          '/*',
          ' * ' + gen,
          ' */',
+         '#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt',
+         '',
          '#include <linux/build_bug.h>',
          '#include "netlink-policy.h"',
          '',
