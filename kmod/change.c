@@ -437,11 +437,6 @@ int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info)
 	c->expires = jiffies + msecs_to_jiffies(lease);
 	INIT_LIST_HEAD(&c->list);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto free;
-	}
 	if (imex_change_find(c->id) || imex_change_committed(c->id)) {
 		imex_extack_fmt(extack, "change %llu was already prepared or committed",
 				c->id);
@@ -467,10 +462,8 @@ int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info)
 		imex_bump();
 		imex_reaper_kick(c->expires);
 	}
-	mutex_unlock(&imex_lock);
 	return err;
 free:
-	mutex_unlock(&imex_lock);
 	imex_change_free(c);
 	return err;
 }
@@ -527,11 +520,6 @@ int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	id = nla_get_u64(info->attrs[IMEX_A_CHANGE_ID]);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	c = imex_change_find(id);
 	if (!c) {
 		if (!imex_change_committed(id)) {
@@ -545,7 +533,6 @@ int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info)
 	imex_change_remember(id);
 	imex_change_unlink(c);
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
 
@@ -560,11 +547,6 @@ int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	id = nla_get_u64(info->attrs[IMEX_A_CHANGE_ID]);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	c = imex_change_find(id);
 	if (c) {
 		imex_change_rollback(c);
@@ -572,8 +554,6 @@ int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info)
 		imex_extack_fmt(extack, "change %llu is already committed", id);
 		err = -EALREADY;
 	}
-out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
 

@@ -184,11 +184,6 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	e = imex_export_find(id);
 	if (!e) {
 		imex_extack_fmt(extack, "no export %llu here: it was unexported or never made",
@@ -208,7 +203,6 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 	}
 	e->checked = true;
 out:
-	mutex_unlock(&imex_lock);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
@@ -228,11 +222,6 @@ int imex_nl_export_del_accept(struct sk_buff *skb, struct genl_info *info)
 	msg = imex_reply_new(info, IMEX_CMD_EXPORT_DEL_ACCEPT, &hdr);
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto fail;
-	}
 	d = list_first_entry_or_null(&imex_export_dels, struct imex_export_del,
 				     list);
 	if (!d) {
@@ -254,10 +243,8 @@ int imex_nl_export_del_accept(struct sk_buff *skb, struct genl_info *info)
 		imex_nexport_dels--;
 		kfree(d);
 	}
-	mutex_unlock(&imex_lock);
 	return err;
 fail:
-	mutex_unlock(&imex_lock);
 	nlmsg_free(msg);
 	return err;
 }

@@ -115,15 +115,8 @@ out:
 
 int imex_nl_manager_detach(struct sk_buff *skb, struct genl_info *info)
 {
-	int err = 0;
-
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, info->extack))
-		err = -EACCES;
-	else
-		imex_manager_gone("imexd detached before finishing the request");
-	mutex_unlock(&imex_lock);
-	return err;
+	imex_manager_gone("imexd detached before finishing the request");
+	return 0;
 }
 
 static int imex_netlink_notify(struct notifier_block *nb, unsigned long event,

@@ -18,6 +18,17 @@
  */
 #define IMEX_ADMIN GENL_ADMIN_PERM
 
+/*
+ * Internal op flags, handled here once for every handler that has them:
+ * IMEX_OPF_LOCK holds imex_lock from pre_doit to post_doit, around the
+ * whole handler; IMEX_OPF_MANAGER (with LOCK) refuses, with EACCES, a
+ * request that does not come from the attached manager, checked under the
+ * lock so the manager cannot change before the handler runs.
+ */
+#define IMEX_OPF_LOCK		BIT(0)
+#define IMEX_OPF_MANAGER	BIT(1)
+#define IMEX_MANAGER_OP		(IMEX_OPF_LOCK | IMEX_OPF_MANAGER)
+
 static int imex_pre_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
 			 struct genl_info *info)
 {
@@ -26,7 +37,22 @@ static int imex_pre_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
 		NL_SET_ERR_MSG(info->extack, "this needs CAP_SYS_ADMIN: run it as root");
 		return -EPERM;
 	}
+	if (ops->internal_flags & IMEX_OPF_LOCK)
+		mutex_lock(&imex_lock);
+	if ((ops->internal_flags & IMEX_OPF_MANAGER) &&
+	    !imex_is_manager(info, info->extack)) {
+		/* post_doit runs only after a doit: unlock here. */
+		mutex_unlock(&imex_lock);
+		return -EACCES;
+	}
 	return 0;
+}
+
+static void imex_post_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
+			   struct genl_info *info)
+{
+	if (ops->internal_flags & IMEX_OPF_LOCK)
+		mutex_unlock(&imex_lock);
 }
 
 static const struct genl_ops imex_ops[] = {
@@ -91,6 +117,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_domain_set_status_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_CHANNEL_GET,
@@ -119,6 +146,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_manager_detach_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_REQ_ACCEPT,
@@ -126,6 +154,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_req_accept_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_REQ_DONE,
@@ -133,6 +162,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_req_done_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_CHANGE_PREPARE,
@@ -140,6 +170,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_change_prepare_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_CHANGE_COMMIT,
@@ -147,6 +178,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_change_commit_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_CHANGE_ABORT,
@@ -154,6 +186,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_change_abort_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_CHANGE_GET,
@@ -167,6 +200,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_import_accept_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_IMPORT_DONE,
@@ -174,6 +208,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_import_done_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_IMPORT_CHECK,
@@ -181,6 +216,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_import_check_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_EXPORT_DEL_ACCEPT,
@@ -188,6 +224,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_export_del_accept_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
 		.cmd		= IMEX_CMD_IMPORT_REVOKE,
@@ -195,6 +232,7 @@ static const struct genl_ops imex_ops[] = {
 		.policy		= imex_import_revoke_nl_policy,
 		.maxattr	= IMEX_A_MAX,
 		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
 	},
 };
 
@@ -210,6 +248,7 @@ struct genl_family imex_genl_family __ro_after_init = {
 	.parallel_ops	= true,		/* imex_lock serialises */
 	.module		= THIS_MODULE,
 	.pre_doit	= imex_pre_doit,
+	.post_doit	= imex_post_doit,
 	.ops		= imex_ops,
 	.n_ops		= ARRAY_SIZE(imex_ops),
 	.mcgrps		= imex_mcgrps,

@@ -393,11 +393,6 @@ int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err = 0;
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	list_for_each_entry(it, &imex_reqs, list) {
 		if (!it->accepted) {
 			r = it;
@@ -438,7 +433,6 @@ int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info)
 	if (!err)
 		r->accepted = true;
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
 
@@ -466,11 +460,6 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 		res.ids_len = nla_len(a[IMEX_A_CHANNEL_IDS]);
 	}
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	if (a[IMEX_A_CHANNEL_IDS] &&
 	    nla_len(a[IMEX_A_CHANNEL_IDS]) % sizeof(u32)) {
 		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_CHANNEL_IDS],
@@ -489,6 +478,5 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 	imex_extack_fmt(extack, "no pending request %llu (it timed out or was completed)",
 			id);
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
