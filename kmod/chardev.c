@@ -322,7 +322,7 @@ static const struct file_operations imex_chan_fops = {
 	.poll		= imex_chan_poll,
 	.unlocked_ioctl	= imex_chan_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= imex_no_llseek,
+	/* No llseek: stream_open() makes lseek() fail with ESPIPE. */
 };
 
 static struct imex_file *imex_file_of(struct file *file)
