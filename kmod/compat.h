@@ -23,7 +23,7 @@
  * without it anyone could join the group, so refuse to build.
  */
 #ifndef GENL_MCAST_CAP_SYS_ADMIN
-#error "this kernel lacks GENL_MCAST_CAP_SYS_ADMIN (6.7, 6.1.64): imex cannot keep its manager group private"
+#error "no GENL_MCAST_CAP_SYS_ADMIN (6.7, 6.1.64): the manager group would be public"
 #endif
 
 /* 6.2 made devnode callbacks take a const device (probed: a prototype). */
