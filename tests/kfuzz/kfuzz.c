@@ -42,7 +42,7 @@
 
 #define MSG_MAX		(1 << 18)
 #define RECV_MAX	(1 << 18)
-#define THREADS		2
+#define THREADS		2U
 #define NAMES		6
 #define UUIDS		5
 #define FDS		8
@@ -320,7 +320,7 @@ static void put_members(struct msg *m, uint16_t type)
 		if (i == 0 && chance(80)) {
 			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
 		} else if (big) {
-			snprintf(s, IMEX_NAME_MAX, "m%03u%059u", i % 1000, 0);
+			snprintf(s, IMEX_NAME_MAX, "m%03u%059u", i % 1000, 0U);
 			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, s);
 		} else if (chance(90)) {
 			put_name(m, IMEX_A_MEMBER_ENTRY_NAME);
@@ -891,7 +891,7 @@ static void put_big_members(struct msg *m)
 		if (i == 0) {
 			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
 		} else {
-			snprintf(s, IMEX_NAME_MAX, "m%03u%059u", i % 1000, 0);
+			snprintf(s, IMEX_NAME_MAX, "m%03u%059u", i % 1000, 0U);
 			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, s);
 			memset(s, 'a', sizeof(s) - 1);
 			s[sizeof(s) - 1] = '\0';
@@ -930,7 +930,7 @@ static void big_request(int fd)
 	put_str(m, IMEX_A_DOMAIN_NAME, cmd == IMEX_CMD_DOMAIN_CREATE ? name : pool[rnd(3)]);
 	if (chance(60)) {
 		n = IMEX_CHANNEL_IDS_MAX - rnd(100);
-		ids = put(m, IMEX_A_CHANNEL_IDS, NULL, 4 * n);
+		ids = put(m, IMEX_A_CHANNEL_IDS, NULL, (size_t)n * 4);
 		for (i = 0; ids && i < n; i++)
 			ids[i] = i;
 	}
