@@ -5,6 +5,8 @@
  * ABORT (or the lease running out, or the manager going away) returns the
  * node to exactly the state before PREPARE.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -183,8 +185,8 @@ unsigned long imex_changes_expire(unsigned long now)
 
 	list_for_each_entry_safe(c, tmp, &imex_changes, list) {
 		if (time_after_eq(now, c->expires)) {
-			pr_info("imex: change %llu on domain '%s' expired uncommitted; rolled back\n",
-				c->id, c->domain ? c->domain->name : "?");
+			pr_info_ratelimited("change %llu on domain '%s' expired uncommitted; rolled back\n",
+					    c->id, c->domain ? c->domain->name : "?");
 			imex_change_rollback(c);
 		} else if (!next || time_before(c->expires, next)) {
 			next = c->expires;
@@ -436,11 +438,6 @@ int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info)
 	c->expires = jiffies + msecs_to_jiffies(lease);
 	INIT_LIST_HEAD(&c->list);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto free;
-	}
 	if (imex_change_find(c->id) || imex_change_committed(c->id)) {
 		imex_extack_fmt(extack, "change %llu was already prepared or committed",
 				c->id);
@@ -466,10 +463,8 @@ int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info)
 		imex_bump();
 		imex_reaper_kick(c->expires);
 	}
-	mutex_unlock(&imex_lock);
 	return err;
 free:
-	mutex_unlock(&imex_lock);
 	imex_change_free(c);
 	return err;
 }
@@ -526,11 +521,6 @@ int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	id = nla_get_u64(info->attrs[IMEX_A_CHANGE_ID]);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	c = imex_change_find(id);
 	if (!c) {
 		if (!imex_change_committed(id)) {
@@ -544,10 +534,6 @@ int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info)
 	imex_change_remember(id);
 	imex_change_unlink(c);
 out:
-	mutex_unlock(&imex_lock);
-	/* Outside imex_lock; the commit returns once its nodes are made/gone. */
-	if (!err)
-		imex_dev_flush();
 	return err;
 }
 
@@ -562,11 +548,6 @@ int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	id = nla_get_u64(info->attrs[IMEX_A_CHANGE_ID]);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	c = imex_change_find(id);
 	if (c) {
 		imex_change_rollback(c);
@@ -574,8 +555,6 @@ int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info)
 		imex_extack_fmt(extack, "change %llu is already committed", id);
 		err = -EALREADY;
 	}
-out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Channels: reservation, grant, revocation (invariants 4 and 5). */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include <linux/poll.h>
 #include <linux/uidgid.h>
@@ -92,8 +94,8 @@ int imex_channel_grant(struct imex_channel *ch)
 	if (ch->chdev)
 		imex_chdev_queue_add(ch->chdev);
 	else
-		pr_warn("imex: channel %u of domain '%s': no device node: %d\n",
-			ch->id, ch->domain->name, -ENOMEM);
+		pr_warn_ratelimited("channel %u of domain '%s': no device node: %d\n",
+				    ch->id, ch->domain->name, -ENOMEM);
 	imex_notify_channel(IMEX_CMD_CHANNEL_NEW, ch);
 	return 0;
 }

@@ -4,6 +4,8 @@
  * /dev/imex-channels/ with the grant's owner and mode, the file operations,
  * and the in-kernel API that resolves a channel fd for other drivers.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/file.h>
@@ -442,7 +444,7 @@ static const struct file_operations imex_chan_fops = {
 	.poll		= imex_chan_poll,
 	.unlocked_ioctl	= imex_chan_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= imex_no_llseek,
+	/* No llseek: stream_open() makes lseek() fail with ESPIPE. */
 };
 
 static struct imex_file *imex_file_of(struct file *file)

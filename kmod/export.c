@@ -4,6 +4,8 @@
  * queue that tells the manager when an export a peer imported has ended.
  * Everything here runs under imex_lock.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/hashtable.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -96,7 +98,7 @@ static void imex_export_del_queue(const struct imex_export *e)
 	if (!e->checked || !imex_manager_attached())
 		return;
 	if (imex_nexport_dels >= IMEX_EXPORT_ENDS_MAX) {
-		pr_warn_ratelimited("imex: export %llu ended but imexd has %u ends unread: its peers keep the import until they lose this node\n",
+		pr_warn_ratelimited("export %llu ended but imexd has %u ends unread: its peers keep the import until they lose this node\n",
 				    e->id, imex_nexport_dels);
 		return;
 	}
@@ -210,11 +212,6 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	e = imex_export_find(id);
 	if (!e) {
 		imex_extack_fmt(extack, "no export %llu here: it was unexported or never made",
@@ -247,7 +244,6 @@ int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info)
 	}
 	e->checked = true;
 out:
-	mutex_unlock(&imex_lock);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
@@ -267,11 +263,6 @@ int imex_nl_export_del_accept(struct sk_buff *skb, struct genl_info *info)
 	msg = imex_reply_new(info, IMEX_CMD_EXPORT_DEL_ACCEPT, &hdr);
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto fail;
-	}
 	d = list_first_entry_or_null(&imex_export_dels, struct imex_export_del,
 				     list);
 	if (!d) {
@@ -293,10 +284,8 @@ int imex_nl_export_del_accept(struct sk_buff *skb, struct genl_info *info)
 		imex_nexport_dels--;
 		kfree(d);
 	}
-	mutex_unlock(&imex_lock);
 	return err;
 fail:
-	mutex_unlock(&imex_lock);
 	nlmsg_free(msg);
 	return err;
 }

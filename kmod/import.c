@@ -15,6 +15,8 @@
  * domain, so one domain at its bound leaves the others alone) and their
  * memory to the caller's memory cgroup.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -404,11 +406,6 @@ int imex_nl_import_accept(struct sk_buff *skb, struct genl_info *info)
 	msg = imex_reply_new(info, IMEX_CMD_IMPORT_ACCEPT, &hdr);
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto fail;
-	}
 	list_for_each_entry(it, &imex_pendings, list) {
 		if (!it->accepted && !it->done) {
 			p = it;
@@ -433,10 +430,8 @@ int imex_nl_import_accept(struct sk_buff *skb, struct genl_info *info)
 	err = genlmsg_reply(msg, info);
 	if (!err)
 		p->accepted = true;
-	mutex_unlock(&imex_lock);
 	return err;
 fail:
-	mutex_unlock(&imex_lock);
 	nlmsg_free(msg);
 	return err;
 }
@@ -466,11 +461,6 @@ int imex_nl_import_done(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	list_for_each_entry(p, &imex_pendings, list) {
 		if (p->id != id || p->done)
 			continue;
@@ -485,13 +475,11 @@ int imex_nl_import_done(struct sk_buff *skb, struct genl_info *info)
 			id);
 	err = -ENOENT;
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
 
 int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr **a = info->attrs;
 	struct imex_import *im, *tmp;
 	struct imex_pending *p;
@@ -518,11 +506,6 @@ int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	list_for_each_entry_safe(im, tmp, &imex_remote_imports, enode) {
 		if (!uuid_equal(&im->node_uuid, &node) ||
 		    (by_id && im->id != id) ||
@@ -545,8 +528,6 @@ int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (nla_put_u32(msg, IMEX_A_IMPORT_COUNT, count))
 		err = -EMSGSIZE;
-out:
-	mutex_unlock(&imex_lock);
 	if (err) {
 		nlmsg_free(msg);
 		return err;

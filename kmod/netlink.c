@@ -1,80 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The "imex" generic netlink family: attribute policies and the operation
- * table.  The handlers live with the objects they act on.  Every attribute
- * is validated here by policy before a handler sees it; attributes that only
- * appear in replies are rejected in requests.
+ * The "imex" generic netlink family: the operation table.  The handlers live
+ * with the objects they act on.  Every attribute is validated by its
+ * operation's policy (netlink-policy.c, generated from the spec
+ * Documentation/netlink/imex.yaml) before a handler sees it: an attribute
+ * the command does not use, reply-only ones included, is refused.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include "imex.h"
-
-#define IMEX_NUL_STRING(max) { .type = NLA_NUL_STRING, .len = (max) - 1 }
-
-/* Not const: 6.1 declares the policy pointer without it. */
-static struct netlink_range_validation imex_lease_range = {
-	.min = 1,
-	.max = IMEX_LEASE_MAX_MS,
-};
-
-static const struct nla_policy imex_member_policy[IMEX_A_MEMBER_MAX + 1] = {
-	[IMEX_A_MEMBER_ENTRY_NAME]	= IMEX_NUL_STRING(IMEX_NAME_MAX),
-	[IMEX_A_MEMBER_ADDR]		= IMEX_NUL_STRING(IMEX_ADDR_MAX),
-	[IMEX_A_MEMBER_STATE]		= NLA_POLICY_MAX(NLA_U32, __IMEX_MEMBER_STATE_MAX - 1),
-	[IMEX_A_MEMBER_VIEW]		= { .type = NLA_BINARY, .len = IMEX_MEMBERS_MAX },
-};
-
-static const struct nla_policy imex_channel_policy[IMEX_A_CHANNEL_ENTRY_MAX + 1] = {
-	[IMEX_A_CHANNEL_ENTRY_ID]	= { .type = NLA_U32 },
-	[IMEX_A_CHANNEL_ENTRY_UID]	= { .type = NLA_U32 },
-	[IMEX_A_CHANNEL_ENTRY_GID]	= { .type = NLA_U32 },
-	[IMEX_A_CHANNEL_ENTRY_MODE]	= NLA_POLICY_MAX(NLA_U32, 0777),
-};
-
-static const struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
-	[IMEX_A_NODE_NAME]		= IMEX_NUL_STRING(IMEX_NAME_MAX),
-	[IMEX_A_NODE_UUID]		= NLA_POLICY_EXACT_LEN(IMEX_UUID_LEN),
-	[IMEX_A_FABRIC_UUID]		= NLA_POLICY_EXACT_LEN(IMEX_UUID_LEN),
-	[IMEX_A_FABRIC_PARTITION]	= { .type = NLA_U32 },
-	[IMEX_A_MAX_CHANNELS]		= { .type = NLA_REJECT },
-	[IMEX_A_CHRDEV_MAJOR]		= { .type = NLA_REJECT },
-	[IMEX_A_MANAGER_PID]		= { .type = NLA_REJECT },
-	[IMEX_A_DOMAIN_COUNT]		= { .type = NLA_REJECT },
-	[IMEX_A_GENERATION]		= { .type = NLA_REJECT },
-	[IMEX_A_DOMAIN_NAME]		= IMEX_NUL_STRING(IMEX_NAME_MAX),
-	[IMEX_A_DOMAIN_UUID]		= NLA_POLICY_EXACT_LEN(IMEX_UUID_LEN),
-	[IMEX_A_DOMAIN_STATE]		= NLA_POLICY_RANGE(NLA_U32, IMEX_DOMAIN_READY,
-							   IMEX_DOMAIN_DEGRADED),
-	[IMEX_A_MEMBER_COUNT]		= { .type = NLA_REJECT },
-	[IMEX_A_MEMBER_SELF]		= { .type = NLA_REJECT },
-	[IMEX_A_MEMBERS]		= NLA_POLICY_NESTED_ARRAY(imex_member_policy),
-	[IMEX_A_MEMBER_NAME]		= IMEX_NUL_STRING(IMEX_NAME_MAX),
-	[IMEX_A_CHANNEL_COUNT]		= { .type = NLA_U32 },
-	[IMEX_A_CHANNELS]		= NLA_POLICY_NESTED_ARRAY(imex_channel_policy),
-	[IMEX_A_CHANNEL_ID]		= { .type = NLA_U32 },
-	[IMEX_A_CHANNEL_UID]		= { .type = NLA_U32 },
-	[IMEX_A_CHANNEL_GID]		= { .type = NLA_U32 },
-	[IMEX_A_CHANNEL_MODE]		= NLA_POLICY_MAX(NLA_U32, 0777),
-	[IMEX_A_CHANNEL_STATE]		= { .type = NLA_REJECT },
-	[IMEX_A_CHANNEL_OPEN_COUNT]	= { .type = NLA_REJECT },
-	[IMEX_A_REQ_ID]			= { .type = NLA_U64 },
-	[IMEX_A_REQ_CMD]		= { .type = NLA_REJECT },
-	[IMEX_A_REQ_STATUS]		= NLA_POLICY_MAX(NLA_U32, MAX_ERRNO),
-	[IMEX_A_REQ_MESSAGE]		= IMEX_NUL_STRING(IMEX_MESSAGE_MAX),
-	[IMEX_A_REQ_ATTRS]		= { .type = NLA_REJECT },
-	[IMEX_A_CHANGE_ID]		= { .type = NLA_U64 },
-	[IMEX_A_CHANGE_OP]		= NLA_POLICY_MAX(NLA_U32, __IMEX_CHANGE_OP_MAX - 1),
-	[IMEX_A_CHANGE_LEASE_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &imex_lease_range),
-	[IMEX_A_CHANNEL_IDS]		= { .type = NLA_BINARY,
-					    .len = IMEX_CHANNEL_IDS_MAX * sizeof(u32) },
-	[IMEX_A_PAD]			= { .type = NLA_REJECT },
-	[IMEX_A_IMPORT_ID]		= { .type = NLA_U64 },
-	[IMEX_A_HANDLE_NODE]		= NLA_POLICY_EXACT_LEN(IMEX_UUID_LEN),
-	[IMEX_A_HANDLE_ID]		= { .type = NLA_U64 },
-	[IMEX_A_DESC]			= NLA_POLICY_RANGE(NLA_BINARY, 1, IMEX_DESC_MAX),
-	[IMEX_A_REVOKE_REASON]		= NLA_POLICY_MAX(NLA_U32, __IMEX_REVOKE_REASON_MAX - 1),
-	[IMEX_A_IMPORT_COUNT]		= { .type = NLA_REJECT },
-	[IMEX_A_EXPORT_COUNT]		= { .type = NLA_REJECT },
-	[IMEX_A_CHANNEL_MINOR]		= { .type = NLA_REJECT },
-};
+#include "netlink-policy.h"
 
 /*
  * GENL_ADMIN_PERM makes the core check CAP_NET_ADMIN; imex_pre_doit adds
@@ -82,6 +17,21 @@ static const struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
  * not networking.
  */
 #define IMEX_ADMIN GENL_ADMIN_PERM
+
+/*
+ * Internal op flags, handled here once for every handler that has them:
+ * IMEX_OPF_LOCK holds imex_lock from pre_doit to post_doit, around the
+ * whole handler; IMEX_OPF_MANAGER (with LOCK) refuses, with EACCES, a
+ * request that does not come from the attached manager, checked under the
+ * lock so the manager cannot change before the handler runs;
+ * IMEX_OPF_DEVICES runs the device queue after unlocking, so the request
+ * returns once the device nodes it made or removed are there or gone
+ * (device work never runs under imex_lock, see imex.h).
+ */
+#define IMEX_OPF_LOCK		BIT(0)
+#define IMEX_OPF_MANAGER	BIT(1)
+#define IMEX_OPF_DEVICES	BIT(2)
+#define IMEX_MANAGER_OP		(IMEX_OPF_LOCK | IMEX_OPF_MANAGER)
 
 static int imex_pre_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
 			 struct genl_info *info)
@@ -92,50 +42,205 @@ static int imex_pre_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
 		return -EPERM;
 	}
 	info->user_ptr[IMEX_SENDER_SK] = NETLINK_CB(skb).sk;
+	if (ops->internal_flags & IMEX_OPF_LOCK)
+		mutex_lock(&imex_lock);
+	if ((ops->internal_flags & IMEX_OPF_MANAGER) &&
+	    !imex_is_manager(info, info->extack)) {
+		/* post_doit runs only after a doit: unlock here. */
+		mutex_unlock(&imex_lock);
+		return -EACCES;
+	}
 	return 0;
 }
 
+static void imex_post_doit(const imex_genl_ops_t *ops, struct sk_buff *skb,
+			   struct genl_info *info)
+{
+	if (ops->internal_flags & IMEX_OPF_LOCK)
+		mutex_unlock(&imex_lock);
+	if (ops->internal_flags & IMEX_OPF_DEVICES)
+		imex_dev_flush();
+}
+
 static const struct genl_ops imex_ops[] = {
-	{ .cmd = IMEX_CMD_NODE_GET, .doit = imex_nl_node_get },
-	{ .cmd = IMEX_CMD_NODE_SET, .doit = imex_nl_node_set, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_DOMAIN_CREATE, .doit = imex_nl_request, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_DOMAIN_DELETE, .doit = imex_nl_request, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_CHANNEL_ALLOC, .doit = imex_nl_request, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_CHANNEL_FREE, .doit = imex_nl_request, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_MEMBER_EVICT, .doit = imex_nl_request, .flags = IMEX_ADMIN },
 	{
-		.cmd = IMEX_CMD_DOMAIN_GET,
-		.doit = imex_nl_domain_get,
-		.dumpit = imex_nl_domain_dump,
+		.cmd		= IMEX_CMD_NODE_GET,
+		.doit		= imex_nl_node_get,
+		.policy		= imex_node_get_nl_policy,
+		.maxattr	= IMEX_A_MAX,
 	},
 	{
-		.cmd = IMEX_CMD_DOMAIN_SET_STATUS,
-		.doit = imex_nl_domain_set_status,
-		.flags = IMEX_ADMIN,
+		.cmd		= IMEX_CMD_NODE_SET,
+		.doit		= imex_nl_node_set,
+		.policy		= imex_node_set_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
 	},
 	{
-		.cmd = IMEX_CMD_CHANNEL_GET,
-		.doit = imex_nl_channel_get,
-		.dumpit = imex_nl_channel_dump,
+		.cmd		= IMEX_CMD_DOMAIN_CREATE,
+		.doit		= imex_nl_request,
+		.policy		= imex_domain_create_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
 	},
-	{ .cmd = IMEX_CMD_CHANNEL_SET, .doit = imex_nl_channel_set, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_MANAGER_ATTACH, .doit = imex_nl_manager_attach, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_MANAGER_DETACH, .doit = imex_nl_manager_detach, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_REQ_ACCEPT, .doit = imex_nl_req_accept, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_REQ_DONE, .doit = imex_nl_req_done, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_CHANGE_PREPARE, .doit = imex_nl_change_prepare, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_CHANGE_COMMIT, .doit = imex_nl_change_commit, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_CHANGE_ABORT, .doit = imex_nl_change_abort, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_CHANGE_GET, .dumpit = imex_nl_change_dump },
-	{ .cmd = IMEX_CMD_IMPORT_ACCEPT, .doit = imex_nl_import_accept, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_IMPORT_DONE, .doit = imex_nl_import_done, .flags = IMEX_ADMIN },
-	{ .cmd = IMEX_CMD_IMPORT_CHECK, .doit = imex_nl_import_check, .flags = IMEX_ADMIN },
 	{
-		.cmd = IMEX_CMD_EXPORT_DEL_ACCEPT,
-		.doit = imex_nl_export_del_accept,
-		.flags = IMEX_ADMIN,
+		.cmd		= IMEX_CMD_DOMAIN_DELETE,
+		.doit		= imex_nl_request,
+		.policy		= imex_domain_delete_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
 	},
-	{ .cmd = IMEX_CMD_IMPORT_REVOKE, .doit = imex_nl_import_revoke, .flags = IMEX_ADMIN },
+	{
+		.cmd		= IMEX_CMD_CHANNEL_ALLOC,
+		.doit		= imex_nl_request,
+		.policy		= imex_channel_alloc_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANNEL_FREE,
+		.doit		= imex_nl_request,
+		.policy		= imex_channel_free_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
+		.cmd		= IMEX_CMD_MEMBER_EVICT,
+		.doit		= imex_nl_request,
+		.policy		= imex_member_evict_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
+		.cmd		= IMEX_CMD_DOMAIN_GET,
+		.doit		= imex_nl_domain_get,
+		.dumpit		= imex_nl_domain_dump,
+		.policy		= imex_domain_get_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+	},
+	{
+		.cmd		= IMEX_CMD_DOMAIN_SET_STATUS,
+		.doit		= imex_nl_domain_set_status,
+		.policy		= imex_domain_set_status_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANNEL_GET,
+		.doit		= imex_nl_channel_get,
+		.dumpit		= imex_nl_channel_dump,
+		.policy		= imex_channel_get_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANNEL_SET,
+		.doit		= imex_nl_channel_set,
+		.policy		= imex_channel_set_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
+		.cmd		= IMEX_CMD_MANAGER_ATTACH,
+		.doit		= imex_nl_manager_attach,
+		.policy		= imex_manager_attach_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
+		.cmd		= IMEX_CMD_MANAGER_DETACH,
+		.doit		= imex_nl_manager_detach,
+		.policy		= imex_manager_detach_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_REQ_ACCEPT,
+		.doit		= imex_nl_req_accept,
+		.policy		= imex_req_accept_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_REQ_DONE,
+		.doit		= imex_nl_req_done,
+		.policy		= imex_req_done_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANGE_PREPARE,
+		.doit		= imex_nl_change_prepare,
+		.policy		= imex_change_prepare_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANGE_COMMIT,
+		.doit		= imex_nl_change_commit,
+		.policy		= imex_change_commit_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP | IMEX_OPF_DEVICES,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANGE_ABORT,
+		.doit		= imex_nl_change_abort,
+		.policy		= imex_change_abort_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_CHANGE_GET,
+		.dumpit		= imex_nl_change_dump,
+		.policy		= imex_change_get_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+	},
+	{
+		.cmd		= IMEX_CMD_IMPORT_ACCEPT,
+		.doit		= imex_nl_import_accept,
+		.policy		= imex_import_accept_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_IMPORT_DONE,
+		.doit		= imex_nl_import_done,
+		.policy		= imex_import_done_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_IMPORT_CHECK,
+		.doit		= imex_nl_import_check,
+		.policy		= imex_import_check_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_EXPORT_DEL_ACCEPT,
+		.doit		= imex_nl_export_del_accept,
+		.policy		= imex_export_del_accept_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
+	{
+		.cmd		= IMEX_CMD_IMPORT_REVOKE,
+		.doit		= imex_nl_import_revoke,
+		.policy		= imex_import_revoke_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP,
+	},
 };
 
 static const struct genl_multicast_group imex_mcgrps[] = {
@@ -146,17 +251,19 @@ static const struct genl_multicast_group imex_mcgrps[] = {
 struct genl_family imex_genl_family __ro_after_init = {
 	.name		= IMEX_GENL_NAME,
 	.version	= IMEX_GENL_VERSION,
-	.maxattr	= IMEX_A_MAX,
-	.policy		= imex_policy,
 	.netnsok	= false,	/* initial network namespace only */
 	.parallel_ops	= true,		/* imex_lock serialises */
 	.module		= THIS_MODULE,
 	.pre_doit	= imex_pre_doit,
+	.post_doit	= imex_post_doit,
 	.ops		= imex_ops,
 	.n_ops		= ARRAY_SIZE(imex_ops),
 	.mcgrps		= imex_mcgrps,
 	.n_mcgrps	= ARRAY_SIZE(imex_mcgrps),
 };
+
+/* Resolving the family by name (CTRL_CMD_GETFAMILY) loads the module. */
+MODULE_ALIAS_GENL_FAMILY(IMEX_GENL_NAME);
 
 /* A reply to @info's request, its header for @cmd in place at *@hdr. */
 struct sk_buff *imex_reply_new(struct genl_info *info, u8 cmd, void **hdr)

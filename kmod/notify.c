@@ -4,6 +4,8 @@
  * requests on the privileged "manager" group.  Built only when someone
  * listens; a lost notification is never an error for the change itself.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include "imex.h"
 
 enum { IMEX_GRP_EVENTS, IMEX_GRP_MANAGER };

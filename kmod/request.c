@@ -5,9 +5,18 @@
  * exactly once — by the manager, by timeout, or when the manager goes away.
  * The outcome reaches the caller as IMEX_CMD_REQ_DONE on the events group.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/jiffies.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include "imex.h"
+
+/*
+ * The manager gets a request's attributes as they came, in the one
+ * IMEX_A_REQ_ATTRS of its REQ_ACCEPT: nla_len is 16 bits.
+ */
+#define IMEX_REQ_ATTRS_MAX	(U16_MAX - NLA_HDRLEN)
 
 struct imex_req {
 	struct list_head	list;
@@ -172,15 +181,74 @@ static int imex_check_create(struct genl_info *info, const char *name)
 	return imex_check_grant(info);
 }
 
+static int imex_u32_cmp(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The ids of a request's IMEX_A_CHANNELS, each once and at most as many as
+ * one CHANGE_PREPARE may carry (the manager could not carry out more):
+ * a kvmalloc'ed array in *@ids, sorted, or an error with its message.
+ */
+static int imex_req_channel_ids(struct genl_info *info, u32 **ids, u32 *n)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+	struct nlattr *list = info->attrs[IMEX_A_CHANNELS];
+	struct nlattr *e;
+	u32 count = 0, i;
+	int rem, err;
+
+	nla_for_each_nested(e, list, rem)
+		count++;
+	if (count > IMEX_CHANNELS_PER_MSG) {
+		imex_extack_fmt(extack, "%u channels in one request: at most %u",
+				count, IMEX_CHANNELS_PER_MSG);
+		return -E2BIG;
+	}
+	*ids = kvmalloc_array(count ? count : 1, sizeof(**ids), GFP_KERNEL);
+	if (!*ids)
+		return -ENOMEM;
+	i = 0;
+	nla_for_each_nested(e, list, rem) {
+		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
+				       extack);
+		if (err)
+			goto fail;
+		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
+			NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
+			err = -EINVAL;
+			goto fail;
+		}
+		(*ids)[i++] = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
+	}
+	sort(*ids, count, sizeof(**ids), imex_u32_cmp, NULL);
+	for (i = 1; i < count; i++) {
+		if ((*ids)[i] == (*ids)[i - 1]) {
+			imex_extack_fmt(extack, "channel %u is listed twice",
+					(*ids)[i]);
+			err = -EINVAL;
+			goto fail;
+		}
+	}
+	*n = count;
+	return 0;
+
+fail:
+	kvfree(*ids);
+	return err;
+}
+
 /* The channels a create or alloc asks for: a count or free, valid ids. */
 static int imex_check_grant(struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr **a = info->attrs;
-	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
-	struct nlattr *e;
-	int rem, err;
-	u32 id;
+	u32 *ids, n, i;
+	int err;
 
 	if (a[IMEX_A_CHANNEL_COUNT] && a[IMEX_A_CHANNELS]) {
 		NL_SET_ERR_MSG(extack, "give a channel count or a channel list, not both");
@@ -195,21 +263,13 @@ static int imex_check_grant(struct genl_info *info)
 	}
 	if (!a[IMEX_A_CHANNELS])
 		return 0;
-	nla_for_each_nested(e, a[IMEX_A_CHANNELS], rem) {
-		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
-				       extack);
-		if (err)
-			return err;
-		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
-			NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
-			return -EINVAL;
-		}
-		id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
-		err = imex_channel_check_free(id, extack);
-		if (err)
-			return err;
-	}
-	return 0;
+	err = imex_req_channel_ids(info, &ids, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n && !err; i++)
+		err = imex_channel_check_free(ids[i], extack);
+	kvfree(ids);
+	return err;
 }
 
 static struct imex_domain *imex_req_domain(struct genl_info *info,
@@ -227,32 +287,26 @@ static struct imex_domain *imex_req_domain(struct genl_info *info,
 
 static int imex_check_free(struct genl_info *info, struct imex_domain *d)
 {
-	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
 	struct imex_channel *ch;
-	struct nlattr *e;
-	int rem, err;
-	u32 id;
+	u32 *ids, n, i;
+	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_CHANNELS))
 		return -EINVAL;
-	nla_for_each_nested(e, info->attrs[IMEX_A_CHANNELS], rem) {
-		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
-				       info->extack);
-		if (err)
-			return err;
-		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
-			NL_SET_ERR_MSG_ATTR(info->extack, e, "channel entry has no id");
-			return -EINVAL;
-		}
-		id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
-		ch = imex_channel_lookup(id);
+	err = imex_req_channel_ids(info, &ids, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		ch = imex_channel_lookup(ids[i]);
 		if (!ch || ch->domain != d) {
 			imex_extack_fmt(info->extack, "channel %u is not granted to this domain",
-					id);
-			return -ENOENT;
+					ids[i]);
+			err = -ENOENT;
+			break;
 		}
 	}
-	return 0;
+	kvfree(ids);
+	return err;
 }
 
 static int imex_check_evict(struct genl_info *info, struct imex_domain *d)
@@ -294,6 +348,12 @@ int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 				    "domain name: use letters, digits, '_', '.', '-', starting with a letter or digit");
 		return -EINVAL;
 	}
+	/* Never queue what REQ_ACCEPT could not hand over whole. */
+	if (genlmsg_len(info->genlhdr) > IMEX_REQ_ATTRS_MAX) {
+		imex_extack_fmt(extack, "request too large to relay to imexd: %d bytes, at most %d",
+				genlmsg_len(info->genlhdr), IMEX_REQ_ATTRS_MAX);
+		return -EMSGSIZE;
+	}
 
 	mutex_lock(&imex_lock);
 	if (cmd == IMEX_CMD_DOMAIN_CREATE) {
@@ -333,11 +393,6 @@ int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err = 0;
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	list_for_each_entry(it, &imex_reqs, list) {
 		if (!it->accepted) {
 			r = it;
@@ -364,6 +419,7 @@ int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info)
 		err = -EMSGSIZE;
 		goto out;
 	}
+	/* r->len <= IMEX_REQ_ATTRS_MAX (imex_nl_request): nla_len holds it. */
 	nest = nla_reserve(msg, IMEX_A_REQ_ATTRS, r->len);
 	if (!nest) {
 		nlmsg_free(msg);
@@ -377,7 +433,6 @@ int imex_nl_req_accept(struct sk_buff *skb, struct genl_info *info)
 	if (!err)
 		r->accepted = true;
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }
 
@@ -405,11 +460,6 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 		res.ids_len = nla_len(a[IMEX_A_CHANNEL_IDS]);
 	}
 
-	mutex_lock(&imex_lock);
-	if (!imex_is_manager(info, extack)) {
-		err = -EACCES;
-		goto out;
-	}
 	if (a[IMEX_A_CHANNEL_IDS] &&
 	    nla_len(a[IMEX_A_CHANNEL_IDS]) % sizeof(u32)) {
 		NL_SET_ERR_MSG_ATTR(extack, a[IMEX_A_CHANNEL_IDS],
@@ -428,6 +478,5 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info)
 	imex_extack_fmt(extack, "no pending request %llu (it timed out or was completed)",
 			id);
 out:
-	mutex_unlock(&imex_lock);
 	return err;
 }

@@ -37,6 +37,7 @@ xz-utils
 dkms
 graphviz
 groff-base
+python3-yaml
 "
 
 missing=""

@@ -48,10 +48,13 @@ else
 	t_ok "imexd refuses a missing -c file"
 fi
 
-# Module not loaded: the clear message.
+# Module not loaded and not loadable (resolving the family would load an
+# installed module through its alias: blacklisted here): the clear message.
 imex_unload
+echo "blacklist imex" > /etc/modprobe.d/imex-test-noauto.conf
 out=$(timeout 10 $IMEXD -f -c "$CONF" 2>&1)
 rc=$?
+rm -f /etc/modprobe.d/imex-test-noauto.conf
 if [ $rc = 1 ] && printf '%s' "$out" | grep -q "the imex module is not loaded: run 'imexctl module load'"; then
 	t_ok "without imex.ko: refused with 'run imexctl module load'"
 else

@@ -7,8 +7,12 @@
  *   kfuzz [--seed N] [--count N]
  *
  * Messages are built by hand on a raw socket so that any framing can be
- * sent; the final state is read with libnl.  Every outcome is decided by
- * the seed, printed first, so a failure replays with --seed.
+ * sent, up to MSG_MAX (256 KiB: requests above the 64 KiB an attribute can
+ * describe too); the final state is read with libnl.  Two threads fuzz at
+ * once, each with its own socket, channel fds and random sequence; every
+ * thread's messages are decided by the seed, printed first, so a failure
+ * replays with --seed (the interleaving of the two threads may differ).
+ * Every REQ_ACCEPT upcall received is checked to be well-formed.
  *
  * Exit status: 0, 1 for a broken property (printed), 2 for a setup error.
  */
@@ -25,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -35,29 +40,36 @@
 #include <netlink/genl/ctrl.h>
 #include <linux/imex.h>
 
-#define MSG_MAX		16384
-#define RECV_MAX	(1 << 17)
+#define MSG_MAX		(1 << 18)
+#define RECV_MAX	(1 << 18)
+#define THREADS		2U
 #define NAMES		6
 #define UUIDS		5
 #define FDS		8
 #define HANDLES		16
 #define NOBODY		65534
 
-static uint64_t rng;
+/* Set once by main() before any thread starts. */
 static int family;
-static char node_name[IMEX_NAME_MAX];
-static uint8_t fabric_uuid[16];
-static uint32_t fabric_part;
-static uint32_t seq_no = 1;
-static bool privileged;
-static bool attached;		/* this process's socket is the manager */
+static uint64_t seed_rng;
 
-/* Names of domains a manager's PREPARE was accepted for. */
+/* Each thread's own: its sequence, socket state, node view and counts. */
+static __thread uint64_t rng;
+static __thread char node_name[IMEX_NAME_MAX];
+static __thread uint8_t fabric_uuid[16];
+static __thread uint32_t fabric_part;
+static __thread uint32_t seq_no = 1;
+static __thread bool privileged;
+static __thread bool attached;	/* this thread's socket is the manager */
+static __thread unsigned long stat_sent, stat_send_err, stat_ok, stat_ioctl,
+	stat_ioctl_ok, stat_big, stat_upcalls;
+static __thread unsigned long stat_err[134];
+static __thread uint64_t upcall_id;	/* REQ_ID of the last upcall */
+
+/* Names of domains a manager's PREPARE was accepted for, by any thread. */
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
 static char made[512][IMEX_NAME_MAX];
 static unsigned int nmade;
-
-static unsigned long stat_sent, stat_send_err, stat_ok, stat_ioctl, stat_ioctl_ok;
-static unsigned long stat_err[134];
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -107,10 +119,50 @@ static bool chance(unsigned int pct)
 /* ---- building messages ------------------------------------------------- */
 
 struct msg {
-	uint8_t d[MSG_MAX];
+	uint8_t *d;		/* MSG_MAX bytes, from msg_buf() */
 	size_t len;
 	bool overflow;
 };
+
+/* A thread's buffers: too large for its stack, freed when it ends. */
+struct bufs {
+	struct msg fuzz, scenario, sync, ready, big;
+	uint8_t two[2 * MSG_MAX];
+	uint8_t recv[RECV_MAX];
+};
+
+static __thread struct bufs *bufs;
+
+static void bufs_get(void)
+{
+	struct msg *all[5];
+	unsigned int i;
+
+	bufs = calloc(1, sizeof(*bufs));
+	if (!bufs)
+		abort();
+	all[0] = &bufs->fuzz;
+	all[1] = &bufs->scenario;
+	all[2] = &bufs->sync;
+	all[3] = &bufs->ready;
+	all[4] = &bufs->big;
+	for (i = 0; i < 5; i++) {
+		all[i]->d = malloc(MSG_MAX);
+		if (!all[i]->d)
+			abort();
+	}
+}
+
+static void bufs_put(void)
+{
+	free(bufs->fuzz.d);
+	free(bufs->scenario.d);
+	free(bufs->sync.d);
+	free(bufs->ready.d);
+	free(bufs->big.d);
+	free(bufs);
+	bufs = NULL;
+}
 
 static void *put(struct msg *m, uint16_t type, const void *data, size_t len)
 {
@@ -162,6 +214,12 @@ static void nest_end(struct msg *m, size_t at)
 
 	if (!m->overflow)
 		a->nla_len = (uint16_t)(m->len - at);
+}
+
+/* Room for one more entry of at most @entry bytes in the nest at @at. */
+static bool nest_room(const struct msg *m, size_t at, size_t entry)
+{
+	return !m->overflow && m->len - at + entry <= 0xffff;
 }
 
 static const uint32_t interesting[] = {
@@ -252,17 +310,28 @@ static void put_uuid(struct msg *m, uint16_t type)
 static void put_members(struct msg *m, uint16_t type)
 {
 	unsigned int i, n = chance(5) ? rnd(IMEX_MEMBERS_MAX + 3) : 1 + rnd(3);
+	bool big = chance(30);	/* the longest names and addresses */
+	char s[IMEX_ADDR_MAX];
 	uint8_t view[8];
 	size_t outer = nest_start(m, type), e;
 
-	for (i = 0; i < n && !m->overflow; i++) {
+	for (i = 0; i < n && nest_room(m, outer, 512); i++) {
 		e = nest_start(m, chance(95) ? (uint16_t)i : (uint16_t)rnd(5));
-		if (i == 0 && chance(80))
+		if (i == 0 && chance(80)) {
 			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
-		else if (chance(90))
+		} else if (big) {
+			snprintf(s, IMEX_NAME_MAX, "m%03u%059u", i % 1000, 0U);
+			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, s);
+		} else if (chance(90)) {
 			put_name(m, IMEX_A_MEMBER_ENTRY_NAME);
-		if (chance(30))
+		}
+		if (big) {
+			memset(s, 'a', sizeof(s) - 1);
+			s[sizeof(s) - 1] = '\0';
+			put_str(m, IMEX_A_MEMBER_ADDR, s);
+		} else if (chance(30)) {
 			put_str(m, IMEX_A_MEMBER_ADDR, chance(80) ? "10.0.0.1:50100" : "");
+		}
 		if (chance(20))
 			put_u32(m, IMEX_A_MEMBER_STATE, rnd(__IMEX_MEMBER_STATE_MAX + 2));
 		if (chance(15)) {
@@ -282,7 +351,7 @@ static void put_channels(struct msg *m, uint16_t type)
 	unsigned int i, n = chance(3) ? rnd(IMEX_CHANNELS_PER_MSG + 2) : rnd(5);
 	size_t outer = nest_start(m, type), e;
 
-	for (i = 0; i < n && !m->overflow; i++) {
+	for (i = 0; i < n && nest_room(m, outer, 64); i++) {
 		e = nest_start(m, (uint16_t)(chance(95) ? i : rnd(4)));
 		if (chance(95))
 			put_u32(m, IMEX_A_CHANNEL_ENTRY_ID,
@@ -348,6 +417,15 @@ static void put_attr(struct msg *m, uint16_t type, int depth)
 		put_channels(m, type);
 		break;
 	case IMEX_A_CHANNEL_IDS:
+		if (chance(5)) {	/* up to IMEX_CHANNEL_IDS_MAX and past it */
+			uint32_t *many;
+
+			n = rnd(IMEX_CHANNEL_IDS_MAX + 2);
+			many = put(m, type, NULL, 4 * n);
+			for (i = 0; many && i < n; i++)
+				many[i] = chance(90) ? (uint32_t)i : rnd(16);
+			break;
+		}
 		n = chance(5) ? rnd(9) : 4 * rnd(9);
 		for (i = 0; i < 8; i++)
 			ids[i] = rnd(16);
@@ -510,7 +588,15 @@ static int open_raw(void)
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		die("bind: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	/*
+	 * netlink_sendmsg() refuses a message above the send buffer: root
+	 * forces 1 MiB; nobody gets twice net.core.wmem_max (425984 by
+	 * default), still above MSG_MAX.
+	 */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	return fd;
@@ -534,15 +620,56 @@ static int send_raw(int fd, const void *buf, size_t len)
  * Read until the error/ack or the end of dump answering @seq.  Returns the
  * answer's errno (0: success).  No answer within SO_RCVTIMEO is a hang.
  */
+/*
+ * An upcall the manager can read: req-id, req-cmd and req-attrs, each
+ * attribute exactly within the message, and those in req-attrs within it.
+ */
+static void check_upcall(const struct nlmsghdr *h)
+{
+	const struct genlmsghdr *g = NLMSG_DATA(h);
+	const struct nlattr *a = (const struct nlattr *)((const uint8_t *)g + GENL_HDRLEN);
+	int len = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+
+	stat_upcalls++;
+	while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		uint16_t type = a->nla_type & NLA_TYPE_MASK;
+
+		if (type != IMEX_A_REQ_ID && type != IMEX_A_REQ_CMD &&
+		    type != IMEX_A_REQ_ATTRS)
+			broken("REQ_ACCEPT upcall: attribute %u (%u bytes) outside req-attrs",
+			       type, a->nla_len);
+		if (type == IMEX_A_REQ_ID && a->nla_len == NLA_HDRLEN + 8)
+			memcpy(&upcall_id, a + 1, 8);
+		if (type == IMEX_A_REQ_ATTRS) {
+			const struct nlattr *in = (const struct nlattr *)(a + 1);
+			int rem = a->nla_len - NLA_HDRLEN;
+
+			while (rem >= NLA_HDRLEN && in->nla_len >= NLA_HDRLEN &&
+			       in->nla_len <= rem) {
+				rem -= NLA_ALIGN(in->nla_len);
+				in = (const struct nlattr *)((const uint8_t *)in +
+							     NLA_ALIGN(in->nla_len));
+			}
+			if (rem > 0)
+				broken("REQ_ACCEPT upcall: %d bytes of req-attrs are no attribute",
+				       rem);
+		}
+		len -= NLA_ALIGN(a->nla_len);
+		a = (const struct nlattr *)((const uint8_t *)a + NLA_ALIGN(a->nla_len));
+	}
+	if (len > 0)
+		broken("REQ_ACCEPT upcall: %d bytes at its end are no attribute", len);
+}
+
 static int wait_seq(int fd, uint32_t seq, uint8_t cmd)
 {
-	static uint8_t buf[RECV_MAX];
+	uint8_t *buf = bufs->recv;
 	struct nlmsghdr *h;
 	ssize_t n;
 	int len;
 
 	for (;;) {
-		n = recv(fd, buf, sizeof(buf), 0);
+		n = recv(fd, buf, RECV_MAX, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == ENOBUFS)
@@ -557,6 +684,10 @@ static int wait_seq(int fd, uint32_t seq, uint8_t cmd)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;
+			if (h->nlmsg_type == family &&
+			    h->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
+			    ((struct genlmsghdr *)NLMSG_DATA(h))->cmd == IMEX_CMD_REQ_ACCEPT)
+				check_upcall(h);
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
@@ -569,12 +700,12 @@ static int wait_seq(int fd, uint32_t seq, uint8_t cmd)
 /* A well-formed NODE_GET: its ack says everything before it was read. */
 static void sync_sock(int fd)
 {
-	static struct msg m;	/* 16 KiB: not on the stack */
+	struct msg *m = &bufs->sync;
 
-	start(&m, IMEX_CMD_NODE_GET, NLM_F_REQUEST | NLM_F_ACK);
-	finish(&m);
-	if (send_raw(fd, m.d, m.len) ||
-	    wait_seq(fd, ((struct nlmsghdr *)m.d)->nlmsg_seq, IMEX_CMD_NODE_GET))
+	start(m, IMEX_CMD_NODE_GET, NLM_F_REQUEST | NLM_F_ACK);
+	finish(m);
+	if (send_raw(fd, m->d, m->len) ||
+	    wait_seq(fd, ((struct nlmsghdr *)m->d)->nlmsg_seq, IMEX_CMD_NODE_GET))
 		broken("NODE_GET fails after malformed input");
 }
 
@@ -593,10 +724,12 @@ static void record_made(const struct msg *m)
 			char name[IMEX_NAME_MAX] = "";
 
 			memcpy(name, a + 1, a->nla_len - NLA_HDRLEN);
+			pthread_mutex_lock(&made_lock);
 			for (i = 0; i < nmade && strcmp(made[i], name); i++)
 				;
 			if (i == nmade && nmade < sizeof(made) / sizeof(made[0]))
 				snprintf(made[nmade++], IMEX_NAME_MAX, "%s", name);
+			pthread_mutex_unlock(&made_lock);
 		}
 		off += NLA_ALIGN(a->nla_len);
 	}
@@ -639,7 +772,7 @@ static int exchange(int fd, struct msg *m)
 static void malformed(int fd, struct msg *m)
 {
 	struct nlmsghdr *h = (struct nlmsghdr *)m->d;
-	uint8_t two[2 * MSG_MAX];
+	uint8_t *two = bufs->two;
 	size_t n;
 
 	switch (rnd(7)) {
@@ -679,11 +812,12 @@ static void malformed(int fd, struct msg *m)
 
 /* ---- a change the way a manager makes it ------------------------------ */
 
-static uint64_t change_id = 1000;
+/* Each thread's from its own base (fuzz_thread()). */
+static __thread uint64_t change_id = 1000;
 
 static void scenario(int fd)
 {
-	static struct msg m;	/* 16 KiB: not on the stack */
+	struct msg *m = &bufs->scenario;
 	unsigned int d = rnd(3), i, n;
 	uint8_t u[16];
 	size_t outer, e;
@@ -691,66 +825,141 @@ static void scenario(int fd)
 	uint32_t op = chance(60) ? IMEX_CHANGE_CREATE : rnd(__IMEX_CHANGE_OP_MAX);
 
 	if (!attached) {
-		start(&m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
-		finish(&m);
-		exchange(fd, &m);
+		start(m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
+		finish(m);
+		exchange(fd, m);
 	}
-	start(&m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
-	put_u64(&m, IMEX_A_CHANGE_ID, id);
-	put_u32(&m, IMEX_A_CHANGE_OP, op);
-	put_u32(&m, IMEX_A_CHANGE_LEASE_MS, 60000);
-	put_str(&m, IMEX_A_DOMAIN_NAME, pool[d]);
+	start(m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
+	put_u64(m, IMEX_A_CHANGE_ID, id);
+	put_u32(m, IMEX_A_CHANGE_OP, op);
+	put_u32(m, IMEX_A_CHANGE_LEASE_MS, 60000);
+	put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
 	uuid_of(u, d);
-	put(&m, IMEX_A_DOMAIN_UUID, u, 16);
-	put(&m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
-	put_u32(&m, IMEX_A_FABRIC_PARTITION, fabric_part);
+	put(m, IMEX_A_DOMAIN_UUID, u, 16);
+	put(m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
+	put_u32(m, IMEX_A_FABRIC_PARTITION, fabric_part);
 	if (op == IMEX_CHANGE_CREATE || op == IMEX_CHANGE_SET_MEMBERS) {
-		outer = nest_start(&m, IMEX_A_MEMBERS);
-		e = nest_start(&m, 0);
-		put_str(&m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
-		nest_end(&m, e);
+		outer = nest_start(m, IMEX_A_MEMBERS);
+		e = nest_start(m, 0);
+		put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
+		nest_end(m, e);
 		if (chance(50)) {
-			e = nest_start(&m, 1);
-			put_str(&m, IMEX_A_MEMBER_ENTRY_NAME, "peer");
-			nest_end(&m, e);
+			e = nest_start(m, 1);
+			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, "peer");
+			nest_end(m, e);
 		}
-		nest_end(&m, outer);
+		nest_end(m, outer);
 	}
 	if (op != IMEX_CHANGE_DELETE && op != IMEX_CHANGE_SET_MEMBERS) {
-		outer = nest_start(&m, IMEX_A_CHANNELS);
+		outer = nest_start(m, IMEX_A_CHANNELS);
 		n = 1 + rnd(4);
 		for (i = 0; i < n; i++) {
-			e = nest_start(&m, (uint16_t)i);
-			put_u32(&m, IMEX_A_CHANNEL_ENTRY_ID, rnd(16));
-			put_u32(&m, IMEX_A_CHANNEL_ENTRY_MODE, 0666);
-			nest_end(&m, e);
+			e = nest_start(m, (uint16_t)i);
+			put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, rnd(16));
+			put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, 0666);
+			nest_end(m, e);
 		}
-		nest_end(&m, outer);
+		nest_end(m, outer);
 	}
-	finish(&m);
-	if (exchange(fd, &m))
+	finish(m);
+	if (exchange(fd, m))
 		return;
-	start(&m, chance(85) ? IMEX_CMD_CHANGE_COMMIT : IMEX_CMD_CHANGE_ABORT,
+	start(m, chance(85) ? IMEX_CMD_CHANGE_COMMIT : IMEX_CMD_CHANGE_ABORT,
 	      NLM_F_REQUEST | NLM_F_ACK);
-	put_u64(&m, IMEX_A_CHANGE_ID, id);
-	finish(&m);
-	exchange(fd, &m);
+	put_u64(m, IMEX_A_CHANGE_ID, id);
+	finish(m);
+	exchange(fd, m);
 	if (chance(70)) {
-		start(&m, IMEX_CMD_DOMAIN_SET_STATUS, NLM_F_REQUEST | NLM_F_ACK);
-		put_str(&m, IMEX_A_DOMAIN_NAME, pool[d]);
-		put_u32(&m, IMEX_A_DOMAIN_STATE, chance(80) ? IMEX_DOMAIN_READY :
+		start(m, IMEX_CMD_DOMAIN_SET_STATUS, NLM_F_REQUEST | NLM_F_ACK);
+		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
+		put_u32(m, IMEX_A_DOMAIN_STATE, chance(80) ? IMEX_DOMAIN_READY :
 			IMEX_DOMAIN_DEGRADED);
-		finish(&m);
-		exchange(fd, &m);
+		finish(m);
+		exchange(fd, m);
+	}
+}
+
+/* This node and IMEX_MEMBERS_MAX - 1 others, names and addresses longest. */
+static void put_big_members(struct msg *m)
+{
+	char s[IMEX_ADDR_MAX];
+	size_t outer = nest_start(m, IMEX_A_MEMBERS), e;
+	unsigned int i;
+
+	for (i = 0; i < IMEX_MEMBERS_MAX && nest_room(m, outer, 512); i++) {
+		e = nest_start(m, (uint16_t)(i + 1));
+		if (i == 0) {
+			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
+		} else {
+			snprintf(s, IMEX_NAME_MAX, "m%03u%059u", i % 1000, 0U);
+			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, s);
+			memset(s, 'a', sizeof(s) - 1);
+			s[sizeof(s) - 1] = '\0';
+			put_str(m, IMEX_A_MEMBER_ADDR, s);
+		}
+		nest_end(m, e);
+	}
+	nest_end(m, outer);
+}
+
+/*
+ * A request as large as a message allows (64,000 bytes of channel ids, the
+ * longest member list, a long channel list), on a command that takes them
+ * or not; then, as the manager, REQ_ACCEPT whatever is queued (wait_seq()
+ * checks each upcall) and REQ_DONE it, so the queue does not fill up.
+ */
+static void big_request(int fd)
+{
+	static const uint8_t cmds[] = { IMEX_CMD_DOMAIN_CREATE, IMEX_CMD_DOMAIN_CREATE,
+					IMEX_CMD_DOMAIN_DELETE, IMEX_CMD_CHANNEL_ALLOC,
+					IMEX_CMD_CHANNEL_FREE };
+	struct msg *m = &bufs->big;
+	uint8_t cmd = cmds[rnd(sizeof(cmds))];
+	char name[16];
+	uint32_t *ids;
+	unsigned int i, n;
+
+	stat_big++;
+	if (privileged && !attached) {
+		start(m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
+		finish(m);
+		exchange(fd, m);
+	}
+	start(m, cmd, NLM_F_REQUEST | NLM_F_ACK);
+	snprintf(name, sizeof(name), "big%u", rnd(1000));
+	put_str(m, IMEX_A_DOMAIN_NAME, cmd == IMEX_CMD_DOMAIN_CREATE ? name : pool[rnd(3)]);
+	if (chance(60)) {
+		n = IMEX_CHANNEL_IDS_MAX - rnd(100);
+		ids = put(m, IMEX_A_CHANNEL_IDS, NULL, (size_t)n * 4);
+		for (i = 0; ids && i < n; i++)
+			ids[i] = i;
+	}
+	if (chance(80))
+		put_big_members(m);
+	if (chance(50))
+		put_channels(m, IMEX_A_CHANNELS);
+	finish(m);
+	exchange(fd, m);
+	for (i = 0; i < 4 && attached; i++) {
+		upcall_id = 0;
+		start(m, IMEX_CMD_REQ_ACCEPT, NLM_F_REQUEST | NLM_F_ACK);
+		finish(m);
+		if (exchange(fd, m) || !upcall_id)
+			break;
+		start(m, IMEX_CMD_REQ_DONE, NLM_F_REQUEST | NLM_F_ACK);
+		put_u64(m, IMEX_A_REQ_ID, upcall_id);
+		put_u32(m, IMEX_A_REQ_STATUS, ECANCELED);
+		finish(m);
+		exchange(fd, m);
 	}
 }
 
 /* ---- channel fds ------------------------------------------------------- */
 
-static int fds[FDS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
-static uint32_t fd_chan[FDS];
-static struct imex_handle handles[HANDLES];
-static unsigned int nhandles;
+static __thread int fds[FDS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+static __thread uint32_t fd_chan[FDS];
+static __thread struct imex_handle handles[HANDLES];
+static __thread unsigned int nhandles;
 
 static void random_handle(struct imex_handle *h, bool *local)
 {
@@ -765,7 +974,7 @@ static void random_handle(struct imex_handle *h, bool *local)
 
 static void fuzz_ioctl(void)
 {
-	static uint8_t arg[4096];
+	uint8_t arg[4096];
 	unsigned int slot = rnd(FDS);
 	int fd = fds[slot], r;
 	struct imex_channel_info info;
@@ -882,7 +1091,7 @@ static void close_fds(void)
 
 static void fuzz(int fd, unsigned long count)
 {
-	static struct msg m;	/* 16 KiB: not on the stack */
+	struct msg *m = &bufs->fuzz;
 	unsigned long i;
 	uint8_t cmd;
 
@@ -895,22 +1104,26 @@ static void fuzz(int fd, unsigned long count)
 			scenario(fd);
 			continue;
 		}
+		if (chance(1)) {
+			big_request(fd);
+			continue;
+		}
 		/* Re-attach now and then: most manager commands need it. */
 		if (privileged && chance(2)) {
-			start(&m, chance(80) ? IMEX_CMD_MANAGER_ATTACH :
+			start(m, chance(80) ? IMEX_CMD_MANAGER_ATTACH :
 			      IMEX_CMD_MANAGER_DETACH, NLM_F_REQUEST | NLM_F_ACK);
-			finish(&m);
-			exchange(fd, &m);
+			finish(m);
+			exchange(fd, m);
 			continue;
 		}
 		cmd = chance(97) ? (uint8_t)rnd(__IMEX_CMD_MAX) : (uint8_t)rnd(256);
-		random_msg(&m, cmd);
+		random_msg(m, cmd);
 		if (chance(20))
-			mutate(&m);
+			mutate(m);
 		if (chance(8))
-			malformed(fd, &m);
+			malformed(fd, m);
 		else
-			exchange(fd, &m);
+			exchange(fd, m);
 	}
 	close_fds();
 }
@@ -921,54 +1134,54 @@ static void fuzz(int fd, unsigned long count)
  */
 static void ready_domain(int fd)
 {
-	static struct msg m;	/* 16 KiB: not on the stack */
+	struct msg *m = &bufs->ready;
 	uint8_t u[16];
 	size_t outer, e;
 	unsigned int d, i;
 
-	start(&m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
-	finish(&m);
-	exchange(fd, &m);
+	start(m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
+	finish(m);
+	exchange(fd, m);
 	for (d = 0; d < 3; d++) {
-		start(&m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
-		put_u64(&m, IMEX_A_CHANGE_ID, change_id);
-		put_u32(&m, IMEX_A_CHANGE_OP, IMEX_CHANGE_CREATE);
-		put_str(&m, IMEX_A_DOMAIN_NAME, pool[d]);
+		start(m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
+		put_u64(m, IMEX_A_CHANGE_ID, change_id);
+		put_u32(m, IMEX_A_CHANGE_OP, IMEX_CHANGE_CREATE);
+		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
 		uuid_of(u, d);
-		put(&m, IMEX_A_DOMAIN_UUID, u, 16);
-		put(&m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
-		put_u32(&m, IMEX_A_FABRIC_PARTITION, fabric_part);
-		outer = nest_start(&m, IMEX_A_MEMBERS);
-		e = nest_start(&m, 0);
-		put_str(&m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
-		nest_end(&m, e);
-		nest_end(&m, outer);
-		outer = nest_start(&m, IMEX_A_CHANNELS);
+		put(m, IMEX_A_DOMAIN_UUID, u, 16);
+		put(m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
+		put_u32(m, IMEX_A_FABRIC_PARTITION, fabric_part);
+		outer = nest_start(m, IMEX_A_MEMBERS);
+		e = nest_start(m, 0);
+		put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
+		nest_end(m, e);
+		nest_end(m, outer);
+		outer = nest_start(m, IMEX_A_CHANNELS);
 		for (i = 0; i < 4; i++) {
-			e = nest_start(&m, (uint16_t)i);
-			put_u32(&m, IMEX_A_CHANNEL_ENTRY_ID, 12 + d * 4 + i);
-			put_u32(&m, IMEX_A_CHANNEL_ENTRY_MODE, 0666);
-			nest_end(&m, e);
+			e = nest_start(m, (uint16_t)i);
+			put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, 12 + d * 4 + i);
+			put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, 0666);
+			nest_end(m, e);
 		}
-		nest_end(&m, outer);
-		finish(&m);
-		e = exchange(fd, &m);
+		nest_end(m, outer);
+		finish(m);
+		e = exchange(fd, m);
 		if (e)
 			printf("kfuzz: PREPARE of %s: %s\n", pool[d], strerror((int)e));
 		if (!e) {
-			start(&m, IMEX_CMD_CHANGE_COMMIT, NLM_F_REQUEST | NLM_F_ACK);
-			put_u64(&m, IMEX_A_CHANGE_ID, change_id);
-			finish(&m);
-			if (exchange(fd, &m))
+			start(m, IMEX_CMD_CHANGE_COMMIT, NLM_F_REQUEST | NLM_F_ACK);
+			put_u64(m, IMEX_A_CHANGE_ID, change_id);
+			finish(m);
+			if (exchange(fd, m))
 				broken("COMMIT of a change just prepared fails");
 		}
 		change_id++;
 		/* Made now or by the fuzzing: either way, make it READY. */
-		start(&m, IMEX_CMD_DOMAIN_SET_STATUS, NLM_F_REQUEST | NLM_F_ACK);
-		put_str(&m, IMEX_A_DOMAIN_NAME, pool[d]);
-		put_u32(&m, IMEX_A_DOMAIN_STATE, IMEX_DOMAIN_READY);
-		finish(&m);
-		exchange(fd, &m);
+		start(m, IMEX_CMD_DOMAIN_SET_STATUS, NLM_F_REQUEST | NLM_F_ACK);
+		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
+		put_u32(m, IMEX_A_DOMAIN_STATE, IMEX_DOMAIN_READY);
+		finish(m);
+		exchange(fd, m);
 	}
 }
 
@@ -1167,9 +1380,11 @@ static void node_info(void)
 
 	if (!sk || genl_connect(sk))
 		die("cannot open a netlink socket");
-	family = genl_ctrl_resolve(sk, IMEX_GENL_NAME);
-	if (family < 0)
-		die("no generic netlink family '%s': is imex loaded?", IMEX_GENL_NAME);
+	if (!family) {
+		family = genl_ctrl_resolve(sk, IMEX_GENL_NAME);
+		if (family < 0)
+			die("no generic netlink family '%s': is imex loaded?", IMEX_GENL_NAME);
+	}
 	msg = nlmsg_alloc();
 	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0,
 				 IMEX_CMD_NODE_GET, IMEX_GENL_VERSION) ||
@@ -1192,9 +1407,80 @@ static void node_info(void)
 	nl_socket_free(sk);
 }
 
+/* One fuzzing thread: its socket (@fd, or its own when -1) and sequence. */
+struct worker {
+	pthread_t thread;
+	unsigned int idx;
+	bool privileged;
+	int fd;
+	unsigned long count;
+	unsigned long sent, send_err, ok, ioctls, ioctls_ok, big, upcalls;
+	unsigned long err[134];
+};
+
+static void *fuzz_thread(void *arg)
+{
+	struct worker *w = arg;
+	bool own = w->fd < 0;
+	int fd;
+
+	rng = (seed_rng ^ (0x9e3779b97f4a7c15ull * (w->idx + 1))) | 1;
+	/* Change ids of the threads never meet. */
+	change_id = 1000 + 1000000000ull * w->idx;
+	privileged = w->privileged;
+	node_info();
+	bufs_get();
+	fd = own ? open_raw() : w->fd;
+	fuzz(fd, w->count);
+	if (own)
+		close(fd);
+	bufs_put();
+	w->sent = stat_sent;
+	w->send_err = stat_send_err;
+	w->ok = stat_ok;
+	w->ioctls = stat_ioctl;
+	w->ioctls_ok = stat_ioctl_ok;
+	w->big = stat_big;
+	w->upcalls = stat_upcalls;
+	memcpy(w->err, stat_err, sizeof(w->err));
+	return NULL;
+}
+
+/* THREADS threads at once, @fd the first one's socket (or -1); summed up. */
+static void run_threads(bool priv, int fd, unsigned long count, struct worker *sum)
+{
+	struct worker w[THREADS];
+	unsigned int i, j;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < THREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].idx = i + (priv ? 0 : THREADS);
+		w[i].privileged = priv;
+		w[i].fd = i == 0 ? fd : -1;
+		w[i].count = count / THREADS;
+		if (pthread_create(&w[i].thread, NULL, fuzz_thread, &w[i]))
+			die("pthread_create failed");
+	}
+	for (i = 0; i < THREADS; i++) {
+		if (pthread_join(w[i].thread, NULL))
+			die("pthread_join failed");
+		sum->sent += w[i].sent;
+		sum->send_err += w[i].send_err;
+		sum->ok += w[i].ok;
+		sum->ioctls += w[i].ioctls;
+		sum->ioctls_ok += w[i].ioctls_ok;
+		sum->big += w[i].big;
+		sum->upcalls += w[i].upcalls;
+		for (j = 0; j < 134; j++)
+			sum->err[j] += w[i].err[j];
+	}
+}
+
 static void run_unprivileged(unsigned long count)
 {
 	pid_t pid = fork();
+	struct worker sum;
 	int status;
 
 	if (pid < 0)
@@ -1202,13 +1488,10 @@ static void run_unprivileged(unsigned long count)
 	if (pid == 0) {
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			die("cannot become nobody: %s", strerror(errno));
-		privileged = false;
-		attached = false;
-		stat_sent = stat_send_err = stat_ok = stat_ioctl = stat_ioctl_ok = 0;
-		rng ^= 0x9e3779b97f4a7c15ull;
-		fuzz(open_raw(), count);
-		printf("kfuzz: nobody: %lu messages (%lu refused by sendto), %lu succeeded (read-only), %lu ioctls (%lu succeeded)\n",
-		       stat_sent, stat_send_err, stat_ok, stat_ioctl, stat_ioctl_ok);
+		run_threads(false, -1, count, &sum);
+		printf("kfuzz: nobody (%u threads): %lu messages (%lu refused by sendto, %lu large requests), %lu succeeded (read-only), %lu ioctls (%lu succeeded)\n",
+		       THREADS, sum.sent, sum.send_err, sum.big, sum.ok, sum.ioctls,
+		       sum.ioctls_ok);
 		fflush(stdout);
 		_exit(0);
 	}
@@ -1222,6 +1505,7 @@ int main(int argc, char **argv)
 {
 	unsigned long count = 120000, seed = 0;
 	bool have_seed = false;
+	struct worker sum;
 	unsigned int i;
 	int a, fd;
 
@@ -1246,22 +1530,27 @@ int main(int argc, char **argv)
 	printf("kfuzz: seed %lu (replay: kfuzz --seed %lu --count %lu)\n",
 	       seed, seed, count);
 	fflush(stdout);
-	rng = seed * 2 + 1;
+	seed_rng = seed * 2 + 1;
+	rng = seed_rng;
 	if (geteuid() != 0)
 		die("run as root: part of the run is as root, part as nobody");
 	node_info();
 
+	/* The first thread's socket outlives it: ready_domain() is its manager. */
 	privileged = true;
 	fd = open_raw();
-	fuzz(fd, count - count / 5);
+	run_threads(true, fd, count - count / 5, &sum);
+	bufs_get();
 	ready_domain(fd);
-	printf("kfuzz: root: %lu messages (%lu refused by sendto), %lu succeeded, %lu ioctls (%lu succeeded), %u domain names prepared\n",
-	       stat_sent, stat_send_err, stat_ok, stat_ioctl, stat_ioctl_ok, nmade);
+	bufs_put();
+	printf("kfuzz: root (%u threads): %lu messages (%lu refused by sendto, %lu large requests), %lu succeeded, %lu REQ_ACCEPT upcalls well-formed, %lu ioctls (%lu succeeded), %u domain names prepared\n",
+	       THREADS, sum.sent, sum.send_err, sum.big, sum.ok, sum.upcalls, sum.ioctls,
+	       sum.ioctls_ok, nmade);
 	printf("kfuzz: errnos:");
 	for (i = 0; i < 134; i++)
-		if (stat_err[i])
+		if (sum.err[i])
 			printf(" %s=%lu", i ? (i == 133 ? "other" : strerrorname_np((int)i)) : "0",
-			       stat_err[i]);
+			       sum.err[i]);
 	printf("\n");
 	fflush(stdout);
 	/* While this socket is still the manager: domains stay READY. */

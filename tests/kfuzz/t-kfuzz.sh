@@ -1,5 +1,7 @@
-# Random and malformed netlink messages and channel ioctls (tests/kfuzz),
-# then a consistent state and a module that unloads.  KFUZZ_SEED replays a
+# Random and malformed netlink messages (up to 256 KiB, requests past the
+# 64 KiB an attribute can describe among them) and channel ioctls from two
+# threads at once (tests/kfuzz), every REQ_ACCEPT upcall well-formed, then
+# a consistent state and a module that unloads.  KFUZZ_SEED replays a
 # run (the seed is the first line of the log); KFUZZ_COUNT sets its length.
 . tests/vm/lib.sh
 . tests/kmod/common.sh

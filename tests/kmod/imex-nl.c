@@ -371,7 +371,16 @@ static void put_raw(struct nl_msg *m, const char *spec)
 			nla_put_string(m, type, s);
 			free(s);
 		}
-	else if (!strcmp(kind, "bin")) {
+	else if (!strcmp(kind, "ids")) {	/* N u32 values 0..N-1 */
+		size_t n = parse_u64(val);
+		uint32_t *ids = malloc(n * 4 + 4);
+
+		for (size_t i = 0; i < n; i++)
+			ids[i] = (uint32_t)i;
+		if (nla_put(m, type, (int)(n * 4), ids))
+			die("attribute %d: %zu ids do not fit one attribute", type, n);
+		free(ids);
+	} else if (!strcmp(kind, "bin")) {
 		size_t n = val ? strlen(val) / 2 : 0;
 		unsigned char *b = calloc(1, n + 1);
 
@@ -556,6 +565,86 @@ static int cmd_simple(struct ctx *c, int cmd, const struct kv *kv, int flags)
 
 	put_common(m, kv);
 	return transact(c, m, print_msg, c);
+}
+
+static int cmd_simple_cb(struct ctx *c, int cmd, const struct kv *kv,
+			 nl_recvmsg_msg_cb_t cb, void *arg)
+{
+	struct nl_msg *m = msg_new(c, cmd, 0);
+
+	put_common(m, kv);
+	return transact(c, m, cb, arg);
+}
+
+/*
+ * REQ_ACCEPT, as a manager must be able to read it: req-id, req-cmd and
+ * req-attrs, nothing else, every attribute (nested ones too) exactly within
+ * its parent.  Anything else is a malformed upcall: EBADMSG, and what was
+ * wrong in the message text.
+ */
+static int check_attrs(const struct nlattr *a, int len, int depth, char *why,
+		       size_t size)
+{
+	const struct nlattr *nla;
+	int rem, n = 0;
+
+	nla_for_each_attr(nla, a, len, rem) {
+		n++;
+		if (depth == 0 && nla_type(nla) != IMEX_A_REQ_ID &&
+		    nla_type(nla) != IMEX_A_REQ_CMD &&
+		    nla_type(nla) != IMEX_A_REQ_ATTRS) {
+			snprintf(why, size, "malformed upcall: attribute %d (%d bytes) outside req-attrs",
+				 nla_type(nla), nla_len(nla));
+			return -1;
+		}
+		if (depth == 0 && nla_type(nla) == IMEX_A_REQ_ATTRS &&
+		    check_attrs(nla_data(nla), nla_len(nla), 1, why, size))
+			return -1;
+	}
+	if (rem) {
+		snprintf(why, size, "malformed upcall: %d bytes left over at depth %d after %d attributes",
+			 rem, depth, n);
+		return -1;
+	}
+	return 0;
+}
+
+struct accept_check {
+	struct ctx *c;
+	char why[256];
+	int attrs_len;
+};
+
+static int on_accept_check(struct nl_msg *m, void *arg)
+{
+	struct accept_check *ac = arg;
+	struct nlmsghdr *h = nlmsg_hdr(m);
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (check_attrs(genlmsg_attrdata(nlmsg_data(h), 0),
+			genlmsg_attrlen(nlmsg_data(h), 0), 0, ac->why,
+			sizeof(ac->why)))
+		return NL_SKIP;
+	if (!genlmsg_parse(h, 0, tb, IMEX_A_MAX, NULL) && tb[IMEX_A_REQ_ATTRS])
+		ac->attrs_len = nla_len(tb[IMEX_A_REQ_ATTRS]);
+	return print_msg(m, ac->c);
+}
+
+static int cmd_accept(struct ctx *c, const struct kv *kv)
+{
+	struct accept_check ac = { .c = c };
+	int err;
+
+	err = cmd_simple_cb(c, IMEX_CMD_REQ_ACCEPT, kv, on_accept_check, &ac);
+	if (err)
+		return err;
+	if (ac.why[0]) {
+		snprintf(c->msg, sizeof(c->msg), "%s", ac.why);
+		return c->err = EBADMSG;
+	}
+	if (!c->quiet)
+		printf("req-attrs %d bytes\n", ac.attrs_len);
+	return 0;
 }
 
 struct req_wait {
@@ -891,7 +980,7 @@ static void usage(void)
 	      "  create name= members=N[@ADDR],... [count=] [channels=1,2-5] [uid= gid= mode=] [nowait=1]\n"
 	      "  delete name= | alloc name= count=|channels= | free name= channels= | evict name= member=\n"
 	      "  domain name=|uuid= | domains | channel id= | channels [name=] | channel-set id= [uid= gid= mode=]\n"
-	      "  attach | detach | accept | done req= status= [msg=]\n"
+	      "  attach | detach | accept (EBADMSG if the upcall is malformed) | done req= status= [msg=]\n"
 	      "  prepare change= op=create|delete|add|remove|members name= [uuid= fabric= members= channels= lease=]\n"
 	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
 	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
@@ -901,7 +990,8 @@ static void usage(void)
 	      "  serve import=answer|never|die|hold: how the stand-in treats remote imports\n"
 	      "  import-accept [wait=MS] | import-done import_id= istatus= [desc=] | export-del-accept\n"
 	      "  import-check handle_id= uuid= chan= member= | import-revoke handle_node= [handle_id=] [uuid=] reason=\n"
-	      "  every command accepts a=TYPE:KIND:VALUE raw attributes (KIND u8 u16 u32 u64 str strn long bin flag nest)\n",
+	      "  every command accepts a=TYPE:KIND:VALUE raw attributes (KIND u8 u16 u32 u64 str strn long bin flag nest,\n"
+	      "  ids:N for N u32 values 0..N-1)\n",
 	      stderr);
 	exit(2);
 }
@@ -937,7 +1027,7 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 	if (!strcmp(cmd, "detach"))
 		return cmd_simple(c, IMEX_CMD_MANAGER_DETACH, kv, 0);
 	if (!strcmp(cmd, "accept"))
-		return cmd_simple(c, IMEX_CMD_REQ_ACCEPT, kv, 0);
+		return cmd_accept(c, kv);
 	if (!strcmp(cmd, "done"))
 		return cmd_done(c, kv);
 	if (!strcmp(cmd, "prepare"))
@@ -1084,7 +1174,7 @@ int main(int argc, char **argv)
 	c.quiet = quiet;
 	if (script) {
 		FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
-		char line[8192];
+		static char line[1 << 20];	/* member lists of long names */
 		int lineno = 0;
 
 		if (!f)

@@ -64,5 +64,16 @@ else
 	bad "$imexctl is not built: run make"
 fi
 
+# 4. Every module parameter has its Documentation/ABI entry, and every
+# entry names a parameter the module has.
+abi=Documentation/ABI/testing/sysfs-module-imex
+sed -n 's/^module_param[_a-z]*(\([a-z_0-9]*\),.*/\1/p' kmod/*.c | sort -u > "$t/params"
+sed -n 's|^What:[[:space:]]*/sys/module/imex/parameters/||p' "$abi" | sort -u > "$t/abi"
+for p in $(comm -23 "$t/params" "$t/abi"); do bad "module parameter $p has no entry in $abi"; done
+for p in $(comm -13 "$t/params" "$t/abi"); do bad "$abi documents $p, which the module does not have"; done
+[ -s "$t/params" ] || bad "no module_param found in kmod/*.c: the check is broken"
+grep -q '^What:[[:space:]]*/sys/class/imex/' Documentation/ABI/testing/sysfs-class-imex-channels ||
+	bad "Documentation/ABI/testing/sysfs-class-imex-channels does not describe /sys/class/imex"
+
 [ "$fail" -eq 0 ] || exit 1
-echo "t-docs: ok: $n diagrams current, links resolve, $(wc -l < "$t/cmds") imexctl command lines exist"
+echo "t-docs: ok: $n diagrams current, links resolve, $(wc -l < "$t/cmds") imexctl command lines exist, $(wc -l < "$t/params") module parameters in Documentation/ABI"
