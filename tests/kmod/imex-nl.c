@@ -412,13 +412,19 @@ static void put_common(struct nl_msg *m, const struct kv *kv)
 		put_members(m, v, NULL);
 	if ((v = kv_get(kv, "count")))
 		nla_put_u32(m, IMEX_A_CHANNEL_COUNT, (uint32_t)parse_u64(v));
-	/* Requests carry the owner at the top; changes per channel entry. */
-	if ((v = kv_get(kv, "uid")))
-		nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
-	if ((v = kv_get(kv, "gid")))
-		nla_put_u32(m, IMEX_A_CHANNEL_GID, (uint32_t)parse_u64(v));
-	if ((v = kv_get(kv, "mode")))
-		nla_put_u32(m, IMEX_A_CHANNEL_MODE, (uint32_t)strtoul(v, NULL, 8));
+	/*
+	 * Requests carry the owner at the top; changes only per channel
+	 * entry (CHANGE_PREPARE's policy refuses the top-level ones).
+	 */
+	if (genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_CHANGE_PREPARE) {
+		if ((v = kv_get(kv, "uid")))
+			nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
+		if ((v = kv_get(kv, "gid")))
+			nla_put_u32(m, IMEX_A_CHANNEL_GID, (uint32_t)parse_u64(v));
+		if ((v = kv_get(kv, "mode")))
+			nla_put_u32(m, IMEX_A_CHANNEL_MODE,
+				    (uint32_t)strtoul(v, NULL, 8));
+	}
 	put_channels(m, kv);
 	if ((v = kv_get(kv, "member")))
 		nla_put_string(m, IMEX_A_MEMBER_NAME, v);
