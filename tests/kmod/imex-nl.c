@@ -243,13 +243,18 @@ int transact(struct ctx *c, struct nl_msg *m, nl_recvmsg_msg_cb_t valid,
 	}
 	if (armed)
 		c->injected = failnth_disarm();
-	/* What a lost reply left behind would answer the next request. */
+	/*
+	 * What a lost reply left behind would answer the next request; and
+	 * libnl, which never saw this request's ack, expects its sequence
+	 * number from now on: requests are one at a time, so drop the check.
+	 */
 	if (c->lost) {
 		char junk[8192];
 
 		while (recv(nl_socket_get_fd(c->sk), junk, sizeof(junk),
 			    MSG_DONTWAIT) >= 0)
 			;
+		nl_socket_disable_seq_check(c->sk);
 	}
 	nlmsg_free(m);
 	if (c->lost)
@@ -1142,23 +1147,30 @@ static void expand(char *out, size_t size, const char *line, uint64_t cid)
  * state before OP, or a lost reply with the reference state.  Ends when a
  * run no longer reaches its armed fault.
  */
-#define SWEEP_MAX 1000
+#define SWEEP_MAX 1000u
 static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 		 bool client)
 {
 	char *base, *ref = NULL, line[8192];
 	unsigned int n, hits = 0, nodeless = 0;
-	uint64_t cid = (uint64_t)time(NULL) * 1000;
+	struct timespec ts;
+	uint64_t cid;
+
 	int bad = 0;
 
+	/* Change ids are never reused: start past any earlier sweep's. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cid = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	c->quiet = true;
 	if (!client && run_text(c, "attach"))
 		die("sweep %s: attach: %s", name, c->msg);
 	purge(c, &cid, client);
 	base = snapshot(c, true);
 	for (n = 0; n <= SWEEP_MAX && !bad; n++) {
-		char *before, *after, *now;
+		char *before, *after, *now, msg[sizeof(c->msg)];
+		bool injected, lost, lost_send;
 		const char *res;
+		int err;
 
 		cid += 2;
 		purge(c, &cid, client);
@@ -1196,18 +1208,24 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 			stdout = saved;
 			free(out);
 		}
+		/* The snapshot runs commands too: keep the outcome first. */
+		err = c->err;
+		injected = c->injected;
+		lost = c->lost && !c->lost_send;
+		lost_send = c->lost_send;
+		snprintf(msg, sizeof(msg), "%s", c->msg);
+		res = lost_send ? "lost-send" : lost ? "lost" : errname(err);
 		after = snapshot(c, true);
-		res = c->lost_send ? "lost-send" : c->lost ? "lost" : errname(c->err);
 		if (n == 0) {
-			if (bad || c->err)
+			if (bad || err)
 				printf("sweep %s: '%s' failed without a fault: %s %s\n",
-				       name, line, errname(c->err), c->msg);
+				       name, line, errname(err), msg);
 			ref = after;
 			free(before);
 			continue;
 		}
-		if (!c->injected) {
-			if (c->err || strcmp(after, ref)) {
+		if (!injected) {
+			if (err || strcmp(after, ref)) {
 				printf("sweep %s nth=%u: a run past the last fault site did not succeed: %s\n",
 				       name, n, res);
 				bad = 1;
@@ -1218,24 +1236,24 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 		}
 		hits++;
 		/* A client's request lost its reply: the manager carries it out. */
-		for (int i = 0; client && c->lost && !c->lost_send && i < 200 &&
+		for (int i = 0; client && lost && i < 200 &&
 		     strcmp(after, ref); i++) {
 			usleep(100000);
 			free(after);
 			after = snapshot(c, true);
 		}
-		if (c->lost && !c->lost_send) {
+		if (lost) {
 			bad = strcmp(after, ref) != 0;
-		} else if (!c->err) {
+		} else if (!err) {
 			if (strcmp(after, ref) && nodes_missing_only(after, ref))
 				nodeless++;
 			else
 				bad = strcmp(after, ref) != 0;
-		} else if (c->lost_send || c->err == ENOMEM || c->err == EFAULT) {
+		} else if (lost_send || err == ENOMEM || err == EFAULT) {
 			bad = strcmp(after, before) != 0;
 		} else {
 			printf("sweep %s nth=%u: failed with %s (%s), not ENOMEM\n",
-			       name, n, res, c->msg);
+			       name, n, res, msg);
 			bad = 1;
 		}
 		if (bad)
