@@ -1063,6 +1063,8 @@ static char *capture(struct ctx *c, const char *cmd)
 	return raw;
 }
 
+#define PURGE_IDS ((uint64_t)1 << 62)
+
 /*
  * Manager side: abort every prepared change and delete every domain, so
  * each run starts from the same node.
@@ -1113,9 +1115,11 @@ static void purge(struct ctx *c, uint64_t *cid, bool client)
 
 		if (!nm || sscanf(nm + 6, "%64s", name) != 1)
 			continue;
+		/* Its own id space: never one a run of the sweep uses. */
 		++*cid;
-		if (run_text(c, "prepare change=%" PRIu64 " op=delete name=%s", *cid, name) ||
-		    run_text(c, "commit change=%" PRIu64, *cid))
+		if (run_text(c, "prepare change=%" PRIu64 " op=delete name=%s",
+			     *cid | PURGE_IDS, name) ||
+		    run_text(c, "commit change=%" PRIu64, *cid | PURGE_IDS))
 			die("purge: deleting '%s' failed: %s", name, c->msg);
 	}
 	free(raw);
