@@ -100,7 +100,13 @@ static char *imex_chdev_devnode(IMEX_DEVNODE_CONST struct device *dev,
 		*uid = cd->uid;
 	if (gid)
 		*gid = cd->gid;
-	return kasprintf(GFP_KERNEL, IMEX_DEVDIR "/channel%u", cd->id);
+	/*
+	 * Must not fail: without it devtmpfs falls back to the device's name,
+	 * creating the node at the wrong path or, on removal, leaving the
+	 * old node (and its owner and mode) for the next grant of the id.
+	 */
+	return kasprintf(GFP_KERNEL | __GFP_NOFAIL, IMEX_DEVDIR "/channel%u",
+			 cd->id);
 }
 
 static const struct device_type imex_chdev_type = {

@@ -338,9 +338,10 @@ struct imex_req_result {
 
 void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 			  const struct imex_req_result *res);
-void imex_notify_req_queued(u64 id);
+/* -ENOMEM when the upcall could not be built, else 0. */
+int imex_notify_req_queued(u64 id);
 /* IMEX_CMD_IMPORT_NOTIFY (with the import id) or IMEX_CMD_EXPORT_DEL. */
-void imex_notify_mgr(u8 cmd, u64 import_id);
+int imex_notify_mgr(u8 cmd, u64 import_id);
 
 /* Set under imex_lock before the family goes away: no more notifications. */
 extern bool imex_unloading;

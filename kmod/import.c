@@ -225,10 +225,14 @@ static int imex_import_remote(struct imex_file *f, const struct imex_handle *h,
 	p->channel_id = f->ch->id;
 	p->revoke = -1;
 	init_waitqueue_head(&p->wq);
+	err = imex_notify_mgr(IMEX_CMD_IMPORT_NOTIFY, p->id);
+	if (err) {
+		kfree(p);
+		return err;
+	}
 	list_add_tail(&p->list, &imex_pendings);
 	f->npendings++;
 	p->domain->npendings++;
-	imex_notify_mgr(IMEX_CMD_IMPORT_NOTIFY, p->id);
 	mutex_unlock(&imex_lock);
 
 	left = wait_event_interruptible_timeout(p->wq, READ_ONCE(p->done),

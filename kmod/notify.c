@@ -122,7 +122,12 @@ void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 	imex_notify_send(skb, hdr, err, IMEX_GRP_EVENTS);
 }
 
-void imex_notify_mgr(u8 cmd, u64 import_id)
+/*
+ * Upcalls to the manager.  Unlike an event, an upcall that cannot be built
+ * is an error for its caller: nothing else would wake the manager, and the
+ * request or import would wait out its timeout for nothing.
+ */
+int imex_notify_mgr(u8 cmd, u64 import_id)
 {
 	struct sk_buff *skb;
 	void *hdr;
@@ -130,16 +135,18 @@ void imex_notify_mgr(u8 cmd, u64 import_id)
 	if (imex_unloading ||
 	    !genl_has_listeners(&imex_genl_family, &init_net,
 				IMEX_GRP_MANAGER))
-		return;
+		return 0;
 	skb = imex_notify_new(cmd, &hdr, NLMSG_GOODSIZE);
-	if (skb)
-		imex_notify_send(skb, hdr,
-				 import_id ? nla_put_u64_64bit(skb, IMEX_A_IMPORT_ID,
-							       import_id, IMEX_A_PAD) : 0,
-				 IMEX_GRP_MANAGER);
+	if (!skb)
+		return -ENOMEM;
+	imex_notify_send(skb, hdr,
+			 import_id ? nla_put_u64_64bit(skb, IMEX_A_IMPORT_ID,
+						       import_id, IMEX_A_PAD) : 0,
+			 IMEX_GRP_MANAGER);
+	return 0;
 }
 
-void imex_notify_req_queued(u64 id)
+int imex_notify_req_queued(u64 id)
 {
 	struct sk_buff *skb;
 	void *hdr;
@@ -147,11 +154,12 @@ void imex_notify_req_queued(u64 id)
 	if (imex_unloading ||
 	    !genl_has_listeners(&imex_genl_family, &init_net,
 				IMEX_GRP_MANAGER))
-		return;
+		return 0;
 	skb = imex_notify_new(IMEX_CMD_REQ_NOTIFY, &hdr, NLMSG_GOODSIZE);
-	if (skb)
-		imex_notify_send(skb, hdr,
-				 nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id,
-						   IMEX_A_PAD),
-				 IMEX_GRP_MANAGER);
+	if (!skb)
+		return -ENOMEM;
+	imex_notify_send(skb, hdr,
+			 nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id, IMEX_A_PAD),
+			 IMEX_GRP_MANAGER);
+	return 0;
 }

@@ -122,6 +122,14 @@ static int imex_request_queue(struct genl_info *info, const char *domain)
 		goto fail_msg;
 	}
 	genlmsg_end(msg, hdr);
+	/*
+	 * The upcall first: a request the manager is never told of must not
+	 * be queued.  It reads the queue only after imex_lock is dropped, so
+	 * it sees the request, or (the reply failed) finds nothing.
+	 */
+	err = imex_notify_req_queued(r->id);
+	if (err)
+		goto fail_msg;
 	err = genlmsg_reply(msg, info);
 	if (err)
 		goto fail;
@@ -129,7 +137,6 @@ static int imex_request_queue(struct genl_info *info, const char *domain)
 	list_add_tail(&r->list, &imex_reqs);
 	imex_nreqs++;
 	imex_reaper_kick(r->expires);
-	imex_notify_req_queued(r->id);
 	return 0;
 
 fail_msg:

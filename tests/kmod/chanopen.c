@@ -23,6 +23,11 @@
  * until PATH exists, so a test can change the node under an open fd;
  * "reopen-until FILE" opens and closes PATH again and again (1 ms apart)
  * until FILE exists and prints "reopen n=N max_us=US", the slowest pair.
+ *
+ * Fault injection (tests/kmod/t-faultinj.sh): "fail-nth N" arms
+ * /proc/thread-self/fail-nth for the next step's ioctl and prints
+ * "faultinj injected=0|1 result=ERRNO" after it; "export DESC" prints
+ * "export handle=UUID:ID" on success; "unexport UUID:ID".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +44,73 @@
 #include <unistd.h>
 #include <linux/imex.h>
 #include "kapi/imex_kapi_test.h"
+#include "failnth.h"
+
+static unsigned int arm_next;	/* fail-nth for the next step's ioctl */
+
+/* ioctl(), under fault injection when the step was armed. */
+static int chan_ioctl(int fd, unsigned long req, void *arg)
+{
+	unsigned int n = arm_next;
+	bool used;
+	int r, err;
+
+	arm_next = 0;
+	if (!n)
+		return ioctl(fd, req, arg);
+	if (failnth_arm(n)) {
+		perror("fail-nth");
+		exit(2);
+	}
+	r = ioctl(fd, req, arg);
+	err = r ? errno : 0;
+	used = failnth_disarm();
+	printf("faultinj injected=%d result=%s\n", used,
+	       err ? strerrorname_np(err) : "OK");
+	errno = err;
+	return r;
+}
+
+static int parse_handle(const char *s, struct imex_handle *h)
+{
+	char u[37];
+
+	memset(h, 0, sizeof(*h));
+	if (sscanf(s, "%36[0-9a-f-]:%llu", u, (unsigned long long *)&h->id) != 2 ||
+	    uuid_parse(u, h->node_uuid)) {
+		fprintf(stderr, "chanopen: '%s' is not UUID:ID\n", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int export_one(int fd, const char *desc)
+{
+	struct imex_export_arg ea = { .desc_len = (__u32)strlen(desc) };
+	char u[37];
+
+	if (!ea.desc_len || ea.desc_len > sizeof(ea.desc))
+		return 1;
+	memcpy(ea.desc, desc, ea.desc_len);
+	if (chan_ioctl(fd, IMEX_IOC_EXPORT, &ea)) {
+		printf("export errno=%s\n", strerrorname_np(errno));
+		return 0;
+	}
+	uuid_unparse_lower(ea.handle.node_uuid, u);
+	printf("export handle=%s:%llu\n", u, (unsigned long long)ea.handle.id);
+	return 0;
+}
+
+static int unexport_one(int fd, const char *handle)
+{
+	struct imex_handle h;
+
+	if (parse_handle(handle, &h))
+		return 1;
+	printf("unexport errno=%s\n", chan_ioctl(fd, IMEX_IOC_UNEXPORT, &h) ?
+	       strerrorname_np(errno) : "OK");
+	return 0;
+}
 
 static int info(int fd)
 {
@@ -208,16 +280,11 @@ static int import_all(int fd, const char *path)
 static int import_one(int fd, const char *handle)
 {
 	struct imex_import_arg ia;
-	char u[37];
 
 	memset(&ia, 0, sizeof(ia));
-	if (sscanf(handle, "%36[0-9a-f-]:%llu", u,
-		   (unsigned long long *)&ia.handle.id) != 2 ||
-	    uuid_parse(u, ia.handle.node_uuid)) {
-		fprintf(stderr, "chanopen: '%s' is not UUID:ID\n", handle);
+	if (parse_handle(handle, &ia.handle))
 		return 1;
-	}
-	printf("import errno=%s\n", ioctl(fd, IMEX_IOC_IMPORT, &ia) ?
+	printf("import errno=%s\n", chan_ioctl(fd, IMEX_IOC_IMPORT, &ia) ?
 	       strerrorname_np(errno) : "OK");
 	return 0;
 }
@@ -367,6 +434,18 @@ int main(int argc, char **argv)
 				return 1;
 		} else if (!strcmp(argv[i], "kapi-xfer")) {
 			if (kapi_xfer(fd))
+				return 1;
+		} else if (!strcmp(argv[i], "fail-nth") && i + 1 < argc) {
+			arm_next = (unsigned int)strtoul(argv[++i], NULL, 10);
+			if (failnth_open() < 0) {
+				perror("/proc/thread-self/fail-nth");
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "export") && i + 1 < argc) {
+			if (export_one(fd, argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "unexport") && i + 1 < argc) {
+			if (unexport_one(fd, argv[++i]))
 				return 1;
 		} else if (!strcmp(argv[i], "hold")) {
 			pause();

@@ -25,7 +25,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <uuid/uuid.h>
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
@@ -35,6 +37,7 @@
 #include <linux/imex.h>
 
 #include "imex-nl.h"
+#include "failnth.h"
 
 void die(const char *fmt, ...)
 {
@@ -202,6 +205,7 @@ struct nl_msg *msg_new(struct ctx *c, int cmd, int flags)
 int transact(struct ctx *c, struct nl_msg *m, nl_recvmsg_msg_cb_t valid,
 		    void *arg)
 {
+	bool armed = false;
 	int r;
 
 	c->err = -1;
@@ -210,15 +214,51 @@ int transact(struct ctx *c, struct nl_msg *m, nl_recvmsg_msg_cb_t valid,
 	nl_socket_modify_cb(c->sk, NL_CB_VALID, valid ? NL_CB_CUSTOM :
 			    NL_CB_DEFAULT, valid, arg);
 	nlmsg_hdr(m)->nlmsg_flags |= NLM_F_ACK;
-	r = nl_send_auto(c->sk, m);
-	nlmsg_free(m);
-	if (r < 0)
-		die("send: %s", nl_geterror(r));
-	while (c->err == -1) {
-		r = nl_recvmsgs_default(c->sk);
-		if (r < 0 && c->err == -1)
-			die("receive: %s", nl_geterror(r));
+	/*
+	 * Armed (fail-nth), a failed send or receive is an outcome: the
+	 * kernel may have acted without the caller learning it.  Nothing is
+	 * freed while armed: munmap() allocates too.
+	 */
+	if (c->fail_nth) {
+		if (failnth_arm(c->fail_nth))
+			die("cannot arm fail-nth: %s", strerror(errno));
+		c->fail_nth = 0;
+		c->armed = armed = true;
 	}
+	r = nl_send_auto(c->sk, m);
+	if (r < 0 && armed) {
+		c->lost = errno ? errno : EIO;
+		c->lost_send = true;
+	} else if (r < 0) {
+		die("send: %s", nl_geterror(r));
+	}
+	while (!c->lost && c->err == -1) {
+		errno = 0;
+		r = nl_recvmsgs_default(c->sk);
+		if (r < 0 && c->err == -1) {
+			if (!armed)
+				die("receive: %s", nl_geterror(r));
+			c->lost = errno ? errno : EIO;
+		}
+	}
+	if (armed)
+		c->injected = failnth_disarm();
+	/*
+	 * What a lost reply left behind would answer the next request; and
+	 * libnl, which never saw this request's ack, expects its sequence
+	 * number from now on: requests are one at a time, so drop the check.
+	 */
+	if (c->lost) {
+		char junk[8192];
+
+		while (recv(nl_socket_get_fd(c->sk), junk, sizeof(junk),
+			    MSG_DONTWAIT) >= 0)
+			;
+		nl_socket_disable_seq_check(c->sk);
+	}
+	nlmsg_free(m);
+	if (c->lost)
+		c->err = c->lost;
 	return c->err;
 }
 
@@ -978,9 +1018,380 @@ static int cmd_dump_intr(struct ctx *c, const struct kv *kv)
 	return c->err = intr ? 0 : EPROTO;
 }
 
+/* --- fault-injection sweep (tests/kmod/t-faultinj.sh) ---------------------- */
+
+/* Run one script line on @c, quietly unless the output is captured. */
+static int run_text(struct ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int run_text(struct ctx *c, const char *fmt, ...)
+{
+	char line[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	return run_line(c, line, 0);
+}
+
+/* Drop " KEY=DIGITS" from @s: values that differ from run to run. */
+static void strip_key(char *s, const char *key)
+{
+	size_t kl = strlen(key);
+	char *p = s;
+
+	while ((p = strstr(p, key))) {
+		char *e = p + kl;
+
+		if (p == s || p[-1] != ' ' || *e < '0' || *e > '9') {
+			p++;
+			continue;
+		}
+		while (*e >= '0' && *e <= '9')
+			e++;
+		memmove(p - 1, e, strlen(e) + 1);
+	}
+}
+
+/*
+ * The node's state: every domain, channel and change, the node's counts,
+ * and the device nodes by name, mode and owner; what changes by itself or
+ * per run (open counts, leases, the manager's pid, change ids) left out.
+ */
+static char *snapshot(struct ctx *c, bool with_nodes)
+{
+	static const char *const dumps[] = { "domains", "channels", "changes",
+					     "node-get" };
+	FILE *saved = stdout, *m;
+	struct dirent **ents;
+	bool quiet = c->quiet;
+	char *buf = NULL;
+	size_t len = 0;
+	int n;
+
+	m = open_memstream(&buf, &len);
+	if (!m)
+		die("out of memory");
+	fflush(stdout);
+	stdout = m;
+	c->quiet = false;
+	for (size_t i = 0; i < sizeof(dumps) / sizeof(dumps[0]); i++)
+		if (run_text(c, "%s", dumps[i]))
+			die("snapshot: %s failed", dumps[i]);
+	c->quiet = quiet;
+	n = with_nodes ? scandir("/dev/imex-channels", &ents, NULL, alphasort) : -1;
+	for (int i = 0; i < n; i++) {
+		char path[300];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/dev/imex-channels/%s", ents[i]->d_name);
+		if (ents[i]->d_name[0] != '.' && !stat(path, &st))
+			fprintf(m, "node %s %o %u %u\n", ents[i]->d_name,
+				st.st_mode & 07777, st.st_uid, st.st_gid);
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+	fclose(m);
+	stdout = saved;
+	strip_key(buf, "open=");
+	strip_key(buf, "lease_left=");
+	strip_key(buf, "manager_pid=");
+	strip_key(buf, "change=");
+	return buf;
+}
+
+/* The node lines of @s, or the rest. */
+static char *part(const char *s, bool nodes)
+{
+	char *out = calloc(1, strlen(s) + 1), *o = out;
+
+	if (!out)
+		die("out of memory");
+	while (*s) {
+		const char *e = strchrnul(s, '\n');
+
+		if (!strncmp(s, "node ", 5) == nodes) {
+			memcpy(o, s, (size_t)(e - s));
+			o += e - s;
+			*o++ = '\n';
+		}
+		s = *e ? e + 1 : e;
+	}
+	return out;
+}
+
+/* @after is @ref but for device nodes a commit could not add. */
+static bool nodes_missing_only(const char *after, const char *ref)
+{
+	char *a = part(after, false), *r = part(ref, false);
+	char *an = part(after, true), *rn = part(ref, true);
+	bool ok = !strcmp(a, r);
+
+	for (char *l = an, *e; ok && *l; l = e + 1) {
+		e = strchr(l, '\n');
+		*e = 0;
+		ok = strstr(rn, l) != NULL;
+	}
+	free(a);
+	free(r);
+	free(an);
+	free(rn);
+	return ok;
+}
+
+/* The output of dump command @cmd, raw. */
+static char *capture(struct ctx *c, const char *cmd)
+{
+	FILE *saved = stdout, *m;
+	bool quiet = c->quiet;
+	char *raw = NULL;
+	size_t len = 0;
+
+	m = open_memstream(&raw, &len);
+	if (!m)
+		die("out of memory");
+	fflush(stdout);
+	stdout = m;
+	c->quiet = false;
+	if (run_text(c, "%s", cmd))
+		die("%s failed: %s", cmd, c->msg);
+	c->quiet = quiet;
+	fclose(m);
+	stdout = saved;
+	return raw;
+}
+
+#define PURGE_IDS ((uint64_t)1 << 62)
+
+/*
+ * Manager side: abort every prepared change and delete every domain, so
+ * each run starts from the same node.
+ */
+static void purge(struct ctx *c, uint64_t *cid, bool client)
+{
+	char *raw, *l, *save = NULL;
+	bool quiet = c->quiet;
+
+	c->quiet = true;
+	if (client) {
+		/* The manager's work: wait (20 s at most) until it is done. */
+		for (int i = 0; i < 200; i++) {
+			raw = capture(c, "changes");
+			if (!*raw)
+				break;
+			free(raw);
+			raw = NULL;
+			usleep(100000);
+		}
+		if (!raw)
+			die("purge: the manager left a change prepared");
+		free(raw);
+		raw = capture(c, "domains");
+		for (l = strtok_r(raw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char *nm = strstr(l, " name="), name[IMEX_NAME_MAX + 1];
+
+			if (nm && sscanf(nm + 6, "%64s", name) == 1 &&
+			    run_text(c, "delete name=%s", name))
+				die("purge: deleting '%s' failed: %s", name, c->msg);
+		}
+		free(raw);
+		c->quiet = quiet;
+		return;
+	}
+	raw = capture(c, "changes");
+	for (l = strtok_r(raw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *ch = strstr(l, " change=");
+
+		if (ch && run_text(c, "abort change=%llu", strtoull(ch + 8, NULL, 10)))
+			die("purge: abort failed: %s", c->msg);
+	}
+	free(raw);
+	raw = capture(c, "domains");
+	save = NULL;
+	for (l = strtok_r(raw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *nm = strstr(l, " name="), name[IMEX_NAME_MAX + 1];
+
+		if (!nm || sscanf(nm + 6, "%64s", name) != 1)
+			continue;
+		/* Its own id space: never one a run of the sweep uses. */
+		++*cid;
+		if (run_text(c, "prepare change=%" PRIu64 " op=delete name=%s",
+			     *cid | PURGE_IDS, name) ||
+		    run_text(c, "commit change=%" PRIu64, *cid | PURGE_IDS))
+			die("purge: deleting '%s' failed: %s", name, c->msg);
+	}
+	free(raw);
+	c->quiet = quiet;
+}
+
+/* A script line with @C@ and @D@ replaced by fresh change ids. */
+static void expand(char *out, size_t size, const char *line, uint64_t cid)
+{
+	size_t o = 0;
+
+	for (const char *p = line; *p && o + 24 < size; ) {
+		if (!strncmp(p, "@C@", 3) || !strncmp(p, "@D@", 3)) {
+			o += (size_t)snprintf(out + o, size - o, "%" PRIu64,
+					      cid + (p[1] == 'D'));
+			p += 3;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = 0;
+}
+
+/*
+ * sweep NAME: the script's lines are SETUP, its last line the OP.  Run
+ * 0 is plain and gives the reference state; run N arms the Nth fault site
+ * of OP's request.  Every run must end in success with the reference
+ * state, or ENOMEM/EFAULT (or a request the kernel never got) with the
+ * state before OP, or a lost reply with the reference state.  Ends when a
+ * run no longer reaches its armed fault.
+ */
+#define SWEEP_MAX 1000u
+static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
+		 bool client)
+{
+	char *base, *ref = NULL, line[8192];
+	unsigned int n, hits = 0, nodeless = 0;
+	struct timespec ts;
+	uint64_t cid;
+
+	int bad = 0;
+
+	/* Change ids are never reused: start past any earlier sweep's. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cid = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	c->quiet = true;
+	if (!client && run_text(c, "attach"))
+		die("sweep %s: attach: %s", name, c->msg);
+	purge(c, &cid, client);
+	base = snapshot(c, true);
+	for (n = 0; n <= SWEEP_MAX && !bad; n++) {
+		char *before, *after, *now, msg[sizeof(c->msg)];
+		bool injected, lost, lost_send;
+		const char *res;
+		int err;
+
+		cid += 2;
+		purge(c, &cid, client);
+		cid++;	/* past the ids purge used */
+		now = snapshot(c, true);
+		if (strcmp(now, base)) {
+			printf("sweep %s nth=%u: the node did not return to its state:\n%s---\n%s",
+			       name, n, base, now);
+			bad = 1;
+		}
+		free(now);
+		for (int i = 0; i < nlines - 1 && !bad; i++) {
+			expand(line, sizeof(line), lines[i], cid);
+			if (run_line(c, line, i + 1)) {
+				printf("sweep %s nth=%u: setup '%s' failed\n", name, n, line);
+				bad = 1;
+			}
+		}
+		if (bad)
+			break;
+		before = snapshot(c, true);
+		c->fail_nth = n;
+		expand(line, sizeof(line), lines[nlines - 1], cid);
+		{
+			FILE *saved = stdout, *m;
+			char *out = NULL;
+			size_t len = 0;
+
+			/* The outcome line goes to a buffer, not the log. */
+			m = open_memstream(&out, &len);
+			fflush(stdout);
+			stdout = m;
+			bad = run_line(c, line, nlines);
+			fclose(m);
+			stdout = saved;
+			free(out);
+		}
+		/* The snapshot runs commands too: keep the outcome first. */
+		err = c->err;
+		injected = c->injected;
+		lost = c->lost && !c->lost_send;
+		lost_send = c->lost_send;
+		snprintf(msg, sizeof(msg), "%s", c->msg);
+		res = lost_send ? "lost-send" : lost ? "lost" : errname(err);
+		after = snapshot(c, true);
+		if (n == 0) {
+			if (bad || err)
+				printf("sweep %s: '%s' failed without a fault: %s %s\n",
+				       name, line, errname(err), msg);
+			ref = after;
+			free(before);
+			continue;
+		}
+		if (!injected) {
+			if (err || strcmp(after, ref)) {
+				printf("sweep %s nth=%u: a run past the last fault site did not succeed: %s\n",
+				       name, n, res);
+				bad = 1;
+			}
+			free(before);
+			free(after);
+			break;
+		}
+		hits++;
+		/* A client's request lost its reply: the manager carries it out. */
+		for (int i = 0; client && lost && i < 200 &&
+		     strcmp(after, ref); i++) {
+			usleep(100000);
+			free(after);
+			after = snapshot(c, true);
+		}
+		if (lost) {
+			bad = strcmp(after, ref) != 0;
+		} else if (!err) {
+			if (strcmp(after, ref) && nodes_missing_only(after, ref))
+				nodeless++;
+			else
+				bad = strcmp(after, ref) != 0;
+		} else if (lost_send || err == ENOMEM || err == EFAULT) {
+			bad = strcmp(after, before) != 0;
+		} else {
+			printf("sweep %s nth=%u: failed with %s (%s), not ENOMEM\n",
+			       name, n, res, msg);
+			bad = 1;
+		}
+		if (bad)
+			printf("sweep %s nth=%u: %s, and the state is wrong:\nbefore:\n%s"
+			       "after:\n%sexpected (success):\n%s",
+			       name, n, res, before, after, ref);
+		free(before);
+		free(after);
+	}
+	c->fail_nth = 0;
+	if (!bad && n > SWEEP_MAX) {
+		printf("sweep %s: still reaching faults after %u runs\n", name, SWEEP_MAX);
+		bad = 1;
+	}
+	purge(c, &cid, client);
+	if (!bad) {
+		printf("sweep %s: %u fault sites, each failed cleanly", name, hits);
+		if (nodeless)
+			printf(" (%u left a channel without its device node)", nodeless);
+		printf("\n");
+	}
+	free(base);
+	free(ref);
+	return bad;
+}
+
 static void usage(void)
 {
-	fputs("usage: imex-nl [--as-uid UID] [-q] (-f SCRIPT | COMMAND [KEY=VALUE...])\n"
+	fputs("usage: imex-nl [--as-uid UID] [-q] [--fail-nth N] [--sweep NAME] (-f SCRIPT | COMMAND [KEY=VALUE...])\n"
+	      "  --sweep NAME -f SCRIPT: as the manager, run SCRIPT's last line with each of its\n"
+	      "  fault sites failed in turn after the other lines (t-faultinj.sh);\n"
+	      "  --sweep-client NAME -f SCRIPT: the same as a client of a running manager\n"
+	      "  --fail-nth N (or a script line 'fail-nth N' before a command): fail the\n"
+	      "  Nth fault site of the command's request; print 'faultinj injected=0|1\n"
+	      "  result=ERRNO' and accept any outcome\n"
 	      "commands:\n"
 	      "  node-get | node-set [node=] [node_uuid=] [fabric=UUID:PART]\n"
 	      "  create name= members=N[@ADDR],... [count=] [channels=1,2-5] [uid= gid= mode=] [nowait=1]\n"
@@ -1105,6 +1516,10 @@ static int run_line(struct ctx *c, char *line, int lineno)
 		line++;
 	if (!*line || *line == '#')
 		return 0;
+	if (!strncmp(line, "fail-nth ", 9)) {
+		c->fail_nth = (unsigned int)parse_u64(line + 9);
+		return 0;
+	}
 	if (!strncmp(line, "msg ", 4)) {
 		if (!strstr(c->msg, line + 4)) {
 			fprintf(stderr, "line %d: message '%s' does not contain '%s'\n",
@@ -1139,7 +1554,18 @@ static int run_line(struct ctx *c, char *line, int lineno)
 		kv.key[kv.n] = argv[i];
 		kv.val[kv.n++] = eq + 1;
 	}
+	c->armed = c->injected = c->lost_send = false;
+	c->lost = 0;
 	err = run(c, argv[0], &kv);
+	c->fail_nth = 0;
+	/* Under fault injection any outcome is reported, for the test to judge. */
+	if (c->armed) {
+		printf("faultinj injected=%d result=%s%s\n", c->injected,
+		       c->lost_send ? "lost-send-" : c->lost ? "lost-" : "",
+		       errname(err));
+		fflush(stdout);
+		return 0;
+	}
 	if (err != expect) {
 		fprintf(stderr, "line %d: %s: expected %s, got %s (%s)\n", lineno,
 			argv[0], errname(expect), errname(err), c->msg);
@@ -1163,7 +1589,9 @@ int main(int argc, char **argv)
 	const char *script = NULL;
 	struct ctx c;
 	int i = 1, failed = 0;
-	bool quiet = false;
+	unsigned int fail_nth = 0;
+	const char *sweep_name = NULL;
+	bool quiet = false, sweep_client = false;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--as-uid") && i + 1 < argc)
@@ -1172,12 +1600,39 @@ int main(int argc, char **argv)
 			script = argv[++i];
 		else if (!strcmp(argv[i], "-q"))
 			quiet = true;
+		else if (!strcmp(argv[i], "--fail-nth") && i + 1 < argc)
+			fail_nth = (unsigned int)parse_u64(argv[++i]);
+		else if (!strcmp(argv[i], "--sweep") && i + 1 < argc)
+			sweep_name = argv[++i];
+		else if (!strcmp(argv[i], "--sweep-client") && i + 1 < argc)
+			sweep_name = argv[++i], sweep_client = true;
 		else
 			usage();
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ctx_init(&c);
 	c.quiet = quiet;
+	if (fail_nth && failnth_open() < 0)
+		die("no /proc/thread-self/fail-nth: %s", strerror(errno));
+	if (sweep_name) {
+		FILE *f = script ? fopen(script, "r") : NULL;
+		char *lines[MAX_ARGS], line[8192];
+		int n = 0;
+
+		if (!f)
+			die("--sweep needs -f SCRIPT");
+		if (failnth_open() < 0)
+			die("no /proc/thread-self/fail-nth: %s", strerror(errno));
+		while (n < MAX_ARGS && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			if (line[0] && line[0] != '#')
+				lines[n++] = strdup(line);
+		}
+		fclose(f);
+		if (!n)
+			die("--sweep: the script has no operation");
+		return sweep(&c, sweep_name, lines, n, sweep_client);
+	}
 	if (script) {
 		FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
 		static char line[1 << 20];	/* member lists of long names */
@@ -1198,6 +1653,7 @@ int main(int argc, char **argv)
 			strncat(buf, argv[j], sizeof(buf) - strlen(buf) - 2);
 			strcat(buf, " ");
 		}
+		c.fail_nth = fail_nth;
 		return run_line(&c, buf, 0);
 	}
 }

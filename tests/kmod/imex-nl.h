@@ -19,6 +19,11 @@ struct ctx {
 	uint64_t req_id;	/* the last request id */
 	bool quiet;
 	bool dump_intr;
+	unsigned int fail_nth;	/* arm fail-nth for the next request sent */
+	bool armed;		/* the last command ran with it armed */
+	bool injected;		/* ... and the fault was used */
+	int lost;		/* errno that lost its reply, or 0 */
+	bool lost_send;		/* ... at the send: the kernel saw nothing */
 };
 
 struct kv {

@@ -13,6 +13,8 @@ for t in $tests; do
 	start=$(cut -d' ' -f1 /proc/uptime)
 	if sh "$t" > "$IMEX_VM_OUT/$name.log" 2>&1; then
 		t_ok "$name ($(awk -v s="$start" '{ printf "%.1f", $1 - s }' /proc/uptime)s)"
+		# A test that cannot run on this kernel says so.
+		sed -n 's/^skipped:/    &/p' "$IMEX_VM_OUT/$name.log"
 	else
 		sed 's/^/    /' "$IMEX_VM_OUT/$name.log"
 		t_fail "$name"
