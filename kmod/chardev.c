@@ -22,7 +22,8 @@
  * outlives the grant) must not reach the next grant of the same id.  Minors
  * are allocated cyclically over the region's whole 20-bit range, so a
  * number comes back only after every other free one was handed out, about
- * a million grants later.  Generation bits above the id would leave no
+ * a million reservations later (a number is taken when a change reserves
+ * the channel, so changes that abort count too); the wrap is logged.  Generation bits above the id would leave no
  * room at max_channels=2^20; this works for any max_channels, which still
  * bounds the ids and so the live minors (one per reserved or granted
  * channel).  A minor is freed when its grant ends: open files never resolve
@@ -43,6 +44,8 @@ int imex_minor_alloc(struct imex_channel *ch)
 	err = xa_alloc_cyclic(&imex_minors, &ch->minor, ch,
 			      XA_LIMIT(0, IMEX_MINORS - 1), &imex_minor_next,
 			      GFP_KERNEL);
+	if (err == 1)
+		pr_info_ratelimited("device minors wrapped: a node kept from before could reach a current grant; recreate stale nodes from current CDI specs\n");
 	return err < 0 ? err : 0;
 }
 
@@ -245,6 +248,7 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&f->exports);
 	INIT_LIST_HEAD(&f->imports);
 	INIT_LIST_HEAD(&f->revoked);
+	mutex_init(&f->revoked_lock);
 	init_waitqueue_head(&f->wait);
 
 	mutex_lock(&imex_lock);
@@ -305,6 +309,7 @@ static int imex_chan_release(struct inode *inode, struct file *file)
 	mutex_unlock(&imex_lock);
 	atomic_dec(&ch->open_count);
 	imex_channel_put(ch);
+	mutex_destroy(&f->revoked_lock);
 	kfree(f);
 	return 0;
 }

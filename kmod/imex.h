@@ -132,6 +132,7 @@ struct imex_file {
 	unsigned int		nexports;
 	struct list_head	imports;	/* live imex_import.fnode */
 	struct list_head	revoked;	/* revoked, not yet read */
+	struct mutex		revoked_lock;	/* one IMEX_IOC_REVOKED reader */
 	unsigned int		nimports;	/* live + revoked */
 	unsigned int		nrevoked;	/* READ_ONCE in poll */
 	unsigned int		npendings;	/* remote imports waiting */

@@ -319,16 +319,15 @@ int imex_file_unimport(struct imex_file *f, const struct imex_handle *h)
 }
 
 /*
- * Revoked entries are taken off the fd before the copy and put back if it
- * faults, so a bad pointer changes nothing and concurrent readers never see
- * an entry twice.
+ * Revoked entries are dropped only once the copy to user space succeeded,
+ * so a bad pointer changes nothing and concurrent readers of one fd never
+ * see an entry twice.
  */
 long imex_file_revoked(struct imex_file *f, void __user *arg)
 {
 	struct imex_revoked_entry *ents = NULL;
 	struct imex_revoked_arg ra;
 	struct imex_import *im, *tmp;
-	LIST_HEAD(taken);
 	u32 n = 0, want;
 	long err = 0;
 
@@ -341,42 +340,52 @@ long imex_file_revoked(struct imex_file *f, void __user *arg)
 			return -ENOMEM;
 	}
 
+	/*
+	 * The records stay on f->revoked, charged to their domain, while
+	 * the copy to user space runs without imex_lock: a revocation of
+	 * the channel meanwhile frees them with the rest, so none outlives
+	 * its domain.  revoked_lock keeps a second reader of this fd from
+	 * reporting the same ones; meanwhile f->revoked only grows at its
+	 * tail or is emptied by that revocation.  Nothing is consumed on
+	 * EFAULT.
+	 */
+	mutex_lock(&f->revoked_lock);
 	mutex_lock(&imex_lock);
 	if (READ_ONCE(f->ch->revoked)) {
-		mutex_unlock(&imex_lock);
-		kvfree(ents);
-		return -ENODEV;
+		err = -ENODEV;
+		goto unlock;
 	}
-	list_for_each_entry_safe(im, tmp, &f->revoked, fnode) {
+	list_for_each_entry(im, &f->revoked, fnode) {
 		if (n == want)
 			break;
 		memcpy(ents[n].handle.node_uuid, &im->node_uuid, IMEX_UUID_LEN);
 		ents[n].handle.id = im->id;
 		ents[n].reason = im->reason;
-		list_move_tail(&im->fnode, &taken);
 		n++;
 	}
-	WRITE_ONCE(f->nrevoked, f->nrevoked - n);
 	ra.count = n;
-	ra.pending = f->nrevoked;
+	ra.pending = f->nrevoked - n;
 	mutex_unlock(&imex_lock);
 
 	if ((n && copy_to_user(u64_to_user_ptr(ra.entries), ents,
 			       n * sizeof(*ents))) ||
-	    copy_to_user(arg, &ra, sizeof(ra)))
+	    copy_to_user(arg, &ra, sizeof(ra))) {
 		err = -EFAULT;
+		goto out;
+	}
 
 	mutex_lock(&imex_lock);
-	if (err) {
-		list_splice(&taken, &f->revoked);
-		WRITE_ONCE(f->nrevoked, f->nrevoked + n);
-	} else {
-		list_for_each_entry_safe(im, tmp, &taken, fnode) {
-			im->revoked = false;	/* already off the count */
+	if (!READ_ONCE(f->ch->revoked)) {
+		list_for_each_entry_safe(im, tmp, &f->revoked, fnode) {
+			if (!n--)
+				break;
 			imex_import_free(im);
 		}
 	}
+unlock:
 	mutex_unlock(&imex_lock);
+out:
+	mutex_unlock(&f->revoked_lock);
 	kvfree(ents);
 	return err;
 }
