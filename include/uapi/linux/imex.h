@@ -204,9 +204,10 @@
  * Channel character devices: /dev/imex-channels/channel<N>, char major from
  * the /proc/devices entry "imex-channels" (IMEX_A_CHRDEV_MAJOR).  The minor
  * is not N: every grant of a channel gets its own (IMEX_A_CHANNEL_MINOR, any
- * value in 0..2^20-1, reused only after all others were handed out), so a
- * node made for one grant (from a CDI spec, say) never reaches a later grant
- * of the same channel to another domain.  open() fails with ENOLINK while
+ * value in 0..2^20-1, reused only after all others were handed out: about
+ * 2^20 reservations later, aborted changes included), so a node made for
+ * one grant (from a CDI spec, say) does not reach a later grant of the same
+ * channel to another domain.  open() fails with ENOLINK while
  * the channel's domain is DOWN, and with ENXIO when the number is not that
  * of a granted channel (only reserved by an uncommitted change, revoked, an
  * earlier grant's, or never given out: a hand-made node reaches nothing),
