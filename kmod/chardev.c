@@ -23,12 +23,13 @@
  * are allocated cyclically over the region's whole 20-bit range, so a
  * number comes back only after every other free one was handed out, about
  * a million reservations later (a number is taken when a change reserves
- * the channel, so changes that abort count too); the wrap is logged.  Generation bits above the id would leave no
- * room at max_channels=2^20; this works for any max_channels, which still
- * bounds the ids and so the live minors (one per reserved or granted
- * channel).  A minor is freed when its grant ends: open files never resolve
- * through it, and the device FIFO (imex.h) deletes the old device before a
- * later grant's device_add() could reuse the number.
+ * the channel, so changes that abort count too); the wrap is logged.
+ * Generation bits above the id would leave no room at max_channels=2^20;
+ * this works for any max_channels, which still bounds the ids and so the
+ * live minors (one per reserved or granted channel).  A minor is freed
+ * when its grant ends: open files never resolve through it, and the device
+ * FIFO (imex.h) deletes the old device before a later grant's device_add()
+ * could reuse the number.
  */
 static_assert(MINORMASK + 1 == IMEX_MINORS);
 
