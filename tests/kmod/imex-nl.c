@@ -1034,7 +1034,7 @@ static int run_text(struct ctx *c, const char *fmt, ...)
 	return run_line(c, line, 0);
 }
 
-/* Drop " KEY=DIGITS" from @s: values that differ from run to run. */
+/* Drop " KEY=DIGITS[:DIGITS]" from @s: values that differ from run to run. */
 static void strip_key(char *s, const char *key)
 {
 	size_t kl = strlen(key);
@@ -1047,7 +1047,7 @@ static void strip_key(char *s, const char *key)
 			p++;
 			continue;
 		}
-		while (*e >= '0' && *e <= '9')
+		while ((*e >= '0' && *e <= '9') || *e == ':')	/* devnum=M:N */
 			e++;
 		memmove(p - 1, e, strlen(e) + 1);
 	}
@@ -1098,6 +1098,7 @@ static char *snapshot(struct ctx *c, bool with_nodes)
 	strip_key(buf, "lease_left=");
 	strip_key(buf, "manager_pid=");
 	strip_key(buf, "change=");
+	strip_key(buf, "devnum=");	/* every grant gets a fresh minor */
 	return buf;
 }
 
