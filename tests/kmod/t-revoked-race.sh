@@ -13,7 +13,16 @@ $NL -q create name=race members=$NODE channels=3 || fail "create race"
 wait_for 10 test -e $DEV/channel3
 tests/kmod/revoked-race $DEV/channel3 "$ready" "$go" > "$OUT/race.log" 2>&1 &
 racer=$!
-wait_for 60 test -e "$ready"
+# Ready, or it gave up at once (no userfaultfd, or an error).
+wait_for 60 sh -c "test -e '$ready' || grep -q '^skipped:\|^revoked-race:' '$OUT/race.log'"
+if [ ! -e "$ready" ]; then
+	wait $racer
+	rc=$?
+	[ $rc = 77 ] || fail "revoked-race exited $rc: $(cat "$OUT/race.log")"
+	cat "$OUT/race.log"	# skipped: no userfaultfd (the debug kernel)
+	serve_stop
+	exit 0
+fi
 $NL -q delete name=race || fail "delete race"
 touch "$go"
 wait $racer || fail "revoked-race: $(cat "$OUT/race.log")"
