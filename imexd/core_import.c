@@ -193,7 +193,7 @@ void core_imp_kernel(struct imexd_core *core, const struct imexd_import *imp)
 			      "node %s is not connected", u);
 		return;
 	}
-	if (core->nimps >= IMEX_IMPORTS_PENDING_MAX) {
+	if (core->nimps >= (size_t)IMEX_IMPORTS_PENDING_MAX) {
 		core_imp_done(core, imp->import_id, ENOBUFS, NULL, 0,
 			      "%u remote imports already waiting",
 			      IMEX_IMPORTS_PENDING_MAX);
