@@ -1,5 +1,6 @@
 #!/bin/sh
-# Install every Debian package imex needs to build, test and run its demo.
+# Install every Debian package imex needs to build, test and run its demo,
+# then libraft 0.22.1, which Debian 12 lacks (tools/build-libraft.sh).
 # Idempotent: prints nothing and exits 0 when everything is already present.
 set -eu
 
@@ -38,6 +39,10 @@ dkms
 graphviz
 groff-base
 python3-yaml
+autoconf
+automake
+libtool
+dpkg-dev
 "
 
 missing=""
@@ -55,7 +60,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 need_kernel2=0
 "$here/kver.sh" "$KERNEL2" >/dev/null 2>&1 || need_kernel2=1
 
-[ -z "$missing" ] && [ "$need_kernel2" = 0 ] && exit 0
+[ -z "$missing" ] && [ "$need_kernel2" = 0 ] && exec "$here/build-libraft.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	[ -n "$missing" ] && echo "install-deps: missing Debian packages:$missing" >&2
@@ -94,3 +99,5 @@ echo "install-deps: installing:$missing"
 # shellcheck disable=SC2086
 apt-get -q -y --no-install-recommends install $missing >/dev/null ||
 	{ echo "install-deps: apt-get install failed for:$missing" >&2; exit 1; }
+
+exec "$here/build-libraft.sh"
