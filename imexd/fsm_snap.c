@@ -242,43 +242,25 @@ static int cmp_uuid(const void *a, const void *b)
 	return memcmp(*(const uint8_t *const *)a, *(const uint8_t *const *)b, 16);
 }
 
-/* The ids of the channels of every domain naming node @k, sorted. */
-static size_t node_ids(const struct tables *t, size_t k, uint32_t *ids)
-{
-	size_t i, n = 0;
-	uint32_t c;
-
-	for (i = 0; i < t->ndomains; i++) {
-		const struct imexd_def *d = &t->domains[i];
-		uint16_t m;
-
-		for (m = 0; m < d->nmembers; m++)
-			if (!strcmp(d->members[m].name, t->nodes[k].name))
-				break;
-		if (m == d->nmembers)
-			continue;
-		for (c = 0; c < d->nchannels; c++)
-			ids[n++] = d->channels[c].id;
-	}
-	qsort(ids, n, sizeof(*ids), cmp_u32);
-	return n;
-}
-
 /*
  * The rules across domains: UUIDs unique, at most IMEX_DOMAINS_MAX
  * domains per node, no channel in two domains on one node.  Members are
- * known nodes here (check_domain()).
+ * known nodes here (check_domain()).  Per node, the domains naming it
+ * are listed in @doms from @first[k] (counting sort), so each node's
+ * channels are gathered from its own domains only.
  */
 static int check_across(const struct tables *t, const char **why)
 {
 	const uint8_t **uuids = calloc(t->ndomains + 1, sizeof(*uuids));
-	size_t *held = calloc(t->nnodes + 1, sizeof(*held));
+	size_t *first = calloc(t->nnodes + 2, sizeof(*first));
 	size_t *chans = calloc(t->nnodes + 1, sizeof(*chans));
-	uint32_t *ids = NULL;
-	size_t i, k, n, most = 0;
+	size_t i, k, n, most = 0, nrefs = 0;
+	uint32_t *ids = NULL, c;
+	size_t *doms = NULL;
 	int err = -ENOMEM;
+	uint16_t m;
 
-	if (!uuids || !held || !chans)
+	if (!uuids || !first || !chans)
 		goto out;
 	err = -EBADMSG;
 	for (i = 0; i < t->ndomains; i++)
@@ -290,31 +272,51 @@ static int check_across(const struct tables *t, const char **why)
 			goto out;
 		}
 	}
+	/* first[k + 1]: how many domains name node k, then the offsets. */
 	for (i = 0; i < t->ndomains; i++) {
 		const struct imexd_def *d = &t->domains[i];
-		uint16_t m;
 
 		for (m = 0; m < d->nmembers; m++) {
 			k = (size_t)node_index(t, d->members[m].name);
-			held[k]++;
+			first[k + 1]++;
 			chans[k] += d->nchannels;
 			if (chans[k] > most)
 				most = chans[k];
+			nrefs++;
 		}
 	}
 	for (k = 0; k < t->nnodes; k++) {
-		if (held[k] > IMEX_DOMAINS_MAX) {
+		if (first[k + 1] > IMEX_DOMAINS_MAX) {
 			*why = "a node in more than IMEX_DOMAINS_MAX domains";
 			goto out;
 		}
+		first[k + 1] += first[k];
 	}
 	err = -ENOMEM;
 	ids = calloc(most + 1, sizeof(*ids));
-	if (!ids)
+	doms = calloc(nrefs + 1, sizeof(*doms));
+	if (!ids || !doms)
 		goto out;
+	memset(chans, 0, (t->nnodes + 1) * sizeof(*chans));	/* fill level */
+	for (i = 0; i < t->ndomains; i++) {
+		const struct imexd_def *d = &t->domains[i];
+
+		for (m = 0; m < d->nmembers; m++) {
+			k = (size_t)node_index(t, d->members[m].name);
+			doms[first[k] + chans[k]++] = i;
+		}
+	}
 	err = 0;
 	for (k = 0; k < t->nnodes && !err; k++) {
-		n = held[k] > 1 ? node_ids(t, k, ids) : 0;
+		if (first[k + 1] - first[k] < 2)
+			continue;
+		for (i = first[k], n = 0; i < first[k + 1]; i++) {
+			const struct imexd_def *d = &t->domains[doms[i]];
+
+			for (c = 0; c < d->nchannels; c++)
+				ids[n++] = d->channels[c].id;
+		}
+		qsort(ids, n, sizeof(*ids), cmp_u32);
 		for (i = 1; i < n; i++) {
 			if (ids[i - 1] == ids[i]) {
 				*why = "a channel in two domains on one node";
@@ -324,9 +326,10 @@ static int check_across(const struct tables *t, const char **why)
 		}
 	}
 out:
+	free(doms);
 	free(ids);
 	free(chans);
-	free(held);
+	free(first);
 	free(uuids);
 	return err;
 }
