@@ -22,6 +22,52 @@
 
 #include "fsm.h"
 
+/* ---- allocation failures ----------------------------------------------------
+ *
+ * The Makefile links this program with --wrap=malloc,calloc,realloc: while
+ * fail_at >= 0, the fail_at-th allocation from the sources under test (or
+ * this file) returns NULL.
+ */
+static long fail_at = -1, allocs;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+
+static int inject(void)
+{
+	return fail_at >= 0 && allocs++ == fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return inject() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return inject() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return inject() ? NULL : __real_realloc(p, n);
+}
+
+static void arm(long k)
+{
+	allocs = 0;
+	fail_at = k;
+}
+
+static void disarm(void)
+{
+	fail_at = -1;
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 static uint64_t rng;
@@ -1575,6 +1621,127 @@ static void test_random_sequences_deterministic(void **state)
 	imexd_fsm_free(c);
 }
 
+/* ---- out of memory: -ENOMEM and nothing changed, at every allocation ---- */
+
+/*
+ * Apply @c to @t failing the 1st, 2nd, ... allocation until it goes
+ * through: every failure is -ENOMEM with the table and result untouched;
+ * then the outcome is the one @ref (which never fails) gets.
+ */
+static void apply_under_oom(struct tf *t, struct tf *ref, struct imexd_cmd c)
+{
+	struct imexd_fsm_result r, rr;
+	uint64_t index = ++t->index;
+	long k;
+	int err;
+
+	assert_int_equal(imexd_fsm_apply(ref->fsm, index, &c, &rr), 0);
+	ref->index = index;
+	for (k = 0;; k++) {
+		struct blob before = snap(t->fsm), after;
+
+		arm(k);
+		err = imexd_fsm_apply(t->fsm, index, &c, &r);
+		disarm();
+		after = snap(t->fsm);
+		if (err) {
+			assert_int_equal(err, -ENOMEM);
+			assert_same(before, after);
+			assert_int_equal(imexd_fsm_last_index(t->fsm), index - 1);
+			assert_null(r.ids);
+			assert_null(r.def.members);
+			assert_null(r.def.channels);
+		}
+		free(before.p);
+		free(after.p);
+		if (!err)
+			break;
+	}
+	same_result(&r, &rr);
+	imexd_fsm_result_free(&r);
+	imexd_fsm_result_free(&rr);
+	imexd_cmd_free(&c);
+	{
+		struct blob a = snap(t->fsm), b = snap(ref->fsm);
+
+		assert_same(a, b);
+		free(a.p);
+		free(b.p);
+	}
+}
+
+static void test_out_of_memory_changes_nothing(void **state)
+{
+	struct tf t = { imexd_fsm_new(), 0 }, ref = { imexd_fsm_new(), 0 };
+	struct imexd_cmd c, d;
+	struct blob a, b;
+	long k;
+	int err;
+
+	(void)state;
+	populate(&t);
+	populate(&ref);
+	apply_under_oom(&t, &ref, node_cmd("new", FAB1, 0, 16));
+	apply_under_oom(&t, &ref, create_cmd("k1", 11, "a,b,new", 2, NULL, 0));
+	apply_under_oom(&t, &ref, create_cmd("k2", 12, "c,d", 0, (const uint32_t[]){ 13, 14 }, 2));
+	apply_under_oom(&t, &ref, create_cmd("k3", 13, "c", 0, (const uint32_t[]){ 13 }, 1));
+	apply_under_oom(&t, &ref, alloc_cmd("k1", 3, NULL, 0));
+	apply_under_oom(&t, &ref, alloc_cmd("k1", 0, (const uint32_t[]){ 15 }, 1));
+	apply_under_oom(&t, &ref, alloc_cmd("k1", 0, (const uint32_t[]){ 9 }, 1));
+	apply_under_oom(&t, &ref, free_cmd("k1", (const uint32_t[]){ 15 }, 1));
+	apply_under_oom(&t, &ref, evict_cmd("k1", "new"));
+	apply_under_oom(&t, &ref, delete_cmd("k2"));
+
+	/* Snapshot, restore, encode, decode. */
+	a = snap(t.fsm);
+	for (k = 0;; k++) {
+		arm(k);
+		err = imexd_fsm_snapshot(t.fsm, &b.p, &b.n);
+		disarm();
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+	}
+	assert_same(a, b);
+	free(b.p);
+	for (k = 0;; k++) {
+		arm(k);
+		err = imexd_fsm_restore(ref.fsm, t.index, a.p, a.n, NULL);
+		disarm();
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+		assert_int_equal(imexd_fsm_last_index(ref.fsm), ref.index);
+	}
+	assert_true(k > 0);
+	free(a.p);
+	c = create_cmd("k9", 19, "a,b,c", 0, (const uint32_t[]){ 1, 2 }, 2);
+	for (k = 0;; k++) {
+		arm(k);
+		err = imexd_cmd_encode(&c, &a.p, &a.n, NULL);
+		disarm();
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+	}
+	for (k = 0;; k++) {
+		arm(k);
+		err = imexd_cmd_decode(a.p, a.n, &d, NULL);
+		disarm();
+		if (!err)
+			break;
+		assert_int_equal(err, -ENOMEM);
+		assert_int_equal(d.type, 0);
+		assert_null(d.u.create.members);
+	}
+	assert_true(k >= 2);
+	imexd_cmd_free(&d);
+	imexd_cmd_free(&c);
+	free(a.p);
+	imexd_fsm_free(t.fsm);
+	imexd_fsm_free(ref.fsm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1608,6 +1775,7 @@ int main(void)
 						tf_setup, tf_teardown),
 		cmocka_unit_test(test_restore_refuses_broken_invariants),
 		cmocka_unit_test(test_random_sequences_deterministic),
+		cmocka_unit_test(test_out_of_memory_changes_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
