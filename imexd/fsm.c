@@ -501,7 +501,7 @@ static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 	return 0;
 }
 
-/* The members of a new domain: known, with one fabric, with room. */
+/* The members of a new domain: known, with one fabric. */
 static int check_new_members(const struct imexd_fsm *fsm,
 			     const struct imexd_member *m, uint16_t n,
 			     struct imexd_def *nd, struct imexd_fsm_result *res)
@@ -511,7 +511,6 @@ static int check_new_members(const struct imexd_fsm *fsm,
 
 	for (i = 0; i < n; i++) {
 		const struct imexd_fsm_node *k = imexd_fsm_node(fsm, m[i].name);
-		size_t pos = 0, held = 0;
 
 		if (!k)
 			return refuse(res, EHOSTUNREACH,
@@ -529,17 +528,43 @@ static int check_new_members(const struct imexd_fsm *fsm,
 				      "nodes '%s' and '%s' are not in one NVLink partition: compare 'imexctl node show' on both",
 				      first->name, k->name);
 		}
-		while (imexd_fsm_domain_of(fsm, k->name, &pos))
-			held++;
-		if (held >= IMEX_DOMAINS_MAX)
-			return refuse(res, ENOSPC,
-				      "node '%s' already holds %zu domains, the most it may",
-				      k->name, held);
 	}
 	if (!first)	/* imexd_cmd_check() saw to it: at least one */
 		return refuse(res, EINVAL, "a domain needs at least one member");
 	memcpy(nd->fabric_uuid, first->fabric_uuid, 16);
 	nd->partition = first->partition;
+	return 0;
+}
+
+/* Refuse a new domain on a node of @s that holds IMEX_DOMAINS_MAX. */
+static int check_room(const struct imexd_fsm *fsm, const struct node_set *s,
+		      const struct imexd_member *m, uint16_t n,
+		      struct imexd_fsm_result *res)
+{
+	size_t *held = calloc(fsm->nnodes, sizeof(*held)), i;
+	uint16_t j;
+
+	if (!held)
+		return -ENOMEM;
+	for (i = 0; i < fsm->ndomains; i++) {
+		const struct imexd_def *d = &fsm->domains[i];
+
+		for (j = 0; j < d->nmembers; j++) {
+			long k = fsm_node_find(fsm, d->members[j].name);
+
+			if (s->in[k])
+				held[k]++;
+		}
+	}
+	for (j = 0; j < n && !res->error; j++) {
+		long k = fsm_node_find(fsm, m[j].name);
+
+		if (held[k] >= IMEX_DOMAINS_MAX)
+			refuse(res, ENOSPC,
+			       "node '%s' already holds %zu domains, the most it may",
+			       m[j].name, held[k]);
+	}
+	free(held);
 	return 0;
 }
 
@@ -571,7 +596,11 @@ static int create(struct imexd_fsm *fsm, uint64_t index,
 	if (node_set_make(fsm, cmd->u.create.members, cmd->u.create.nmembers,
 			  &s))
 		return -ENOMEM;
-	err = pick(fsm, &s, cmd->u.create.name, NULL, ch, &ids, &nids, res);
+	err = check_room(fsm, &s, cmd->u.create.members, cmd->u.create.nmembers,
+			 res);
+	if (!err && !res->error)
+		err = pick(fsm, &s, cmd->u.create.name, NULL, ch, &ids, &nids,
+			   res);
 	free(s.in);
 	if (err || res->error)
 		return err;
