@@ -159,12 +159,15 @@ static inline bool rd_room(struct fsm_rd *r, uint64_t n, size_t min)
 	return true;
 }
 
-/* Member lists and channel id lists, shared by the command and snapshot. */
+/* Member lists on the wire, shared by the command codec and the snapshot. */
 void fsm_wr_members(struct fsm_wr *w, const struct imexd_member *m,
 		    uint16_t n);
 int fsm_rd_members(struct fsm_rd *r, struct imexd_member **out, uint16_t *n);
 
-/* The snapshot writer's view of one domain (fsm_snap.c). */
+/*
+ * The member-list rules of a domain (1..IMEX_MEMBERS_MAX, valid unique
+ * names, printable addresses): 0, or -EINVAL / -E2BIG and @why.
+ */
 int fsm_check_members(const struct imexd_member *m, uint16_t n,
 		      const char **why);
 
