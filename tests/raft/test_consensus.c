@@ -180,6 +180,59 @@ static void test_bootstrap_entry_identical(void **state)
 	free(first);
 }
 
+/* Inputs that break the contract are refused and change nothing; a
+ * refused message's buffers are still released (ASan checks leaks). */
+static void test_bad_inputs_refused(void **state)
+{
+	const char *roster[] = { "a", "b", "c" };
+	struct imexd_cons_config cfg = { .roster = roster, .n_roster = 3, .self = "a" };
+	struct imexd_cons_start st = { .start_index = 1 };
+	struct imexd_cons_action a;
+	struct raft_message m = { 0 };
+	struct raft_entry *e;
+	struct imexd_cons *c;
+	raft_index index;
+	raft_id leader;
+
+	(void)state;
+	assert_int_equal(imexd_cons_new(&cfg, &c), 0);
+	assert_int_equal(imexd_cons_tick(c, 0), -EINVAL); /* not started */
+	assert_int_equal(imexd_cons_start(c, 0, &st), 0);
+	/* Actions not drained yet. */
+	assert_int_equal(imexd_cons_tick(c, 1), -EBUSY);
+	while (imexd_cons_next(c, &a))
+		;
+	assert_int_equal(imexd_cons_start(c, 0, &st), -EALREADY);
+	/* A message from outside the roster. */
+	e = raft_malloc(sizeof(*e));
+	e->term = 1;
+	e->type = RAFT_COMMAND;
+	e->buf.len = 4;
+	e->buf.base = raft_malloc(4);
+	memcpy(e->buf.base, "evil", 4);
+	e->batch = e->buf.base;
+	m.type = RAFT_APPEND_ENTRIES;
+	m.append_entries.term = 9;
+	m.append_entries.entries = e;
+	m.append_entries.n_entries = 1;
+	assert_int_equal(imexd_cons_receive(c, 2, 99, &m), -EINVAL);
+	raft_free(e);
+	m.append_entries.entries = NULL;
+	m.append_entries.n_entries = 0;
+	assert_int_equal(imexd_cons_receive(c, 2, 1, &m), -EINVAL); /* self */
+	assert_int_equal(imexd_cons_term(c), 1);
+	/* Not the leader: refused, leader unknown. */
+	assert_int_equal(imexd_cons_submit(c, 3, "x", 1, 1, &index, &leader),
+			 -IMEXD_CONS_ENOTLEADER);
+	assert_int_equal(leader, 0);
+	assert_int_equal(imexd_cons_submit(c, 3, "x", 1, 0, &index, &leader), -EINVAL);
+	/* A completion nobody asked for. */
+	assert_int_equal(imexd_cons_persisted(c, 4, 7), -EINVAL);
+	assert_int_equal(imexd_cons_snapshot_persisted(c, 4), -EINVAL);
+	assert_int_equal(imexd_cons_snapshot_taken(c, 4, "", 0), -EINVAL);
+	imexd_cons_free(c);
+}
+
 static void submit_n(struct hr *h, raft_id at, unsigned from, unsigned n,
 		     const char *prefix)
 {
@@ -571,6 +624,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roster_ids_and_voters),
 		cmocka_unit_test(test_bootstrap_entry_identical),
+		cmocka_unit_test(test_bad_inputs_refused),
 		cmocka_unit_test(test_election_3),
 		cmocka_unit_test(test_election_5),
 		cmocka_unit_test(test_election_7),
