@@ -527,7 +527,7 @@ static bool random_run(unsigned seed)
 	cfg.seed = seed;
 	/* Derive the shape from the seed with the harness RNG. */
 	h = cluster(1, seed);
-	n = 3 + hr_rand(h, 5); /* 3..7 */
+	n = 3 + hr_rand(h, 7); /* 3..9: from 6 on, some standby */
 	cfg.faults.latency_ms = 1 + hr_rand(h, 10);
 	cfg.faults.jitter_ms = hr_rand(h, 40);
 	cfg.faults.loss_pct = hr_rand(h, 15);
@@ -593,6 +593,10 @@ static bool random_run(unsigned seed)
 		}
 	}
 	ok = ok && !hr_violations(h);
+	if (getenv("IMEX_VERBOSE"))
+		printf("  seed %u: %u nodes, %u acknowledged, %u dropped, ended at %llu ms\n",
+		       seed, n, hr_acked(h), hr_dropped(h),
+		       (unsigned long long)hr_now(h));
 	total_acked += hr_acked(h);
 	total_dropped += hr_dropped(h);
 	total_restores += hr_restores(h);
