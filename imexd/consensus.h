@@ -158,13 +158,21 @@ const char *imexd_cons_name(const struct imexd_cons *c, raft_id id);
 int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out);
 void imexd_cons_free(struct imexd_cons *c);
 
-/* Inputs.  Each returns 0 or a negative errno; actions queue up. */
+/*
+ * Inputs.  Each returns 0 or a negative errno; actions queue up.
+ *
+ * Start: the caller's state machine must be at the stored snapshot (or
+ * empty without one); APPLY actions continue from the entry after it.
+ * Without a snapshot threshold the in-memory log is never compacted: the
+ * daemon sets one.
+ */
 int imexd_cons_start(struct imexd_cons *c, uint64_t now,
 		     const struct imexd_cons_start *st);
-/* msg: decoded message from node `from`.  Ownership as raft_step() takes
- * it: the entries' batch and an install-snapshot's conf and data pass to
- * the server (also on error); the entries array and msg stay the
- * caller's. */
+/* msg: decoded message from node `from` (authenticated by the transport,
+ * shape checked by the codec).  Ownership as raft_step() takes it: the
+ * entries' batch and an install-snapshot's conf and data pass to the
+ * server (also on error); the entries array and msg stay the caller's.
+ * -EINVAL: from is not in the roster, or is this node. */
 int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 		       struct raft_message *msg);
 /* The time imexd_cons_timeout() returned has come. */
