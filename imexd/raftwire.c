@@ -360,7 +360,13 @@ static int check_msg(const struct raft_message *m, const char **why)
 		err = check_term(ar->term, why);
 		if (err)
 			return err;
-		if (!idx_ok(ar->rejected) || !idx_ok(ar->last_log_index))
+		/*
+		 * Not last_log_index: libraft 0.22.1 leaves it uninitialised
+		 * when it rejects a stale term (recvAppendEntries(),
+		 * recvInstallSnapshot()), and that reply must still reach
+		 * the stale leader.
+		 */
+		if (!idx_ok(ar->rejected))
 			return bad(why, -EBADMSG,
 				   "index above IMEXD_RAFTWIRE_INDEX_MAX");
 		return check_features(ar->features, why);

@@ -35,7 +35,9 @@
  * What makes a message valid (the encoder refuses -EINVAL / -E2BIG, the
  * decoder -EBADMSG / -E2BIG, with the same checks):
  * - every term and index is at most IMEXD_RAFTWIRE_INDEX_MAX (2^63 - 1), so
- *   no index plus a count wraps; every message term is >= 1;
+ *   no index plus a count wraps, except AppendEntriesResult's last_log_index
+ *   (any value: libraft 0.22.1 leaves it uninitialised in the reply to a
+ *   stale term); every message term is >= 1;
  * - RequestVote: candidate_id != 0 and, when decoding, equal to the sender;
  *   last_log_term <= term;
  * - AppendEntries: prev_log_term == 0 exactly when prev_log_index == 0 (raft

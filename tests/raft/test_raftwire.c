@@ -936,6 +936,23 @@ static void test_rules_refused_both_ways(void **state)
 	assert_decode_refuses(S_IS, 36, 0, 2, -EBADMSG);	/* no servers */
 }
 
+/*
+ * libraft 0.22.1 replies to a stale term without setting last_log_index
+ * (recvAppendEntries(), recvInstallSnapshot()): whatever was on its stack
+ * must still go through, or a stale leader never learns the new term.
+ */
+static void test_stale_term_reply_with_any_last_index(void **state)
+{
+	struct raft_message m;
+
+	(void)state;
+	sample(S_AER, &m);
+	m.append_entries_result.last_log_index = ~0ULL;
+	assert_round_trips(&m);
+	m.append_entries_result.rejected = 0;
+	assert_round_trips(&m);
+}
+
 static void test_sender_is_the_candidate(void **state)
 {
 	struct raft_message d;
@@ -1099,6 +1116,25 @@ static void follower_start(struct raft *r)
 	raft_free(e);
 }
 
+/* What raft asks to send goes through the encoder (entries aside). */
+static void encode_replies(const struct raft_update *up)
+{
+	unsigned i;
+
+	for (i = 0; (up->flags & RAFT_UPDATE_MESSAGES) && i < up->messages.n;
+	     i++) {
+		const struct raft_message *m = &up->messages.batch[i];
+		uint8_t *buf;
+		size_t len;
+
+		if (m->type == RAFT_APPEND_ENTRIES ||
+		    m->type == RAFT_INSTALL_SNAPSHOT)
+			continue;
+		encode_ok(m, &buf, &len);
+		free(buf);
+	}
+}
+
 /*
  * Deliver @buf as raft would see it from server 1; persist what raft asks
  * to (freeing it as its owner), then release the message.
@@ -1116,6 +1152,7 @@ static void deliver(struct raft *r, const uint8_t *buf, size_t len,
 	ev.time = 10;
 	ev.receive.message = &m;
 	assert_int_equal(raft_step(r, &ev, &up), 0);
+	encode_replies(&up);
 	assert_int_equal(!!(up.flags & RAFT_UPDATE_ENTRIES), !!expect_entries);
 	assert_int_equal(!!(up.flags & RAFT_UPDATE_SNAPSHOT), expect_snapshot);
 	if (up.flags & RAFT_UPDATE_ENTRIES) {
@@ -1130,6 +1167,7 @@ static void deliver(struct raft *r, const uint8_t *buf, size_t len,
 		ev.time = 11;
 		ev.persisted_entries.index = last;
 		assert_int_equal(raft_step(r, &ev, &up), 0);
+		encode_replies(&up);
 		return;
 	}
 	if (up.flags & RAFT_UPDATE_SNAPSHOT) {
@@ -1143,6 +1181,7 @@ static void deliver(struct raft *r, const uint8_t *buf, size_t len,
 		ev.persisted_snapshot.offset = 0;
 		ev.persisted_snapshot.last = true;
 		assert_int_equal(raft_step(r, &ev, &up), 0);
+		encode_replies(&up);
 		/* "Persisted": the chunk is the persister's. */
 		raft_free(chunk.base);
 		return;
@@ -1172,6 +1211,7 @@ static void encode_append(raft_term term, raft_index prev, raft_term prev_term,
  * Every path a received message takes in libraft 0.22.1 -- entries to
  * persist, entries already there, a stale term, a heartbeat, a snapshot to
  * install -- with release() after it: ASan reports any leak or double free.
+ * Each reply raft asks to send goes through the encoder.
  */
 static void test_release_matches_raft_ownership(void **state)
 {
@@ -1280,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_and_frame_bounds),
 		cmocka_unit_test(test_rules_refused_both_ways),
 		cmocka_unit_test(test_sender_is_the_candidate),
+		cmocka_unit_test(test_stale_term_reply_with_any_last_index),
 		cmocka_unit_test(test_out_of_memory_changes_nothing),
 		cmocka_unit_test(test_release_matches_raft_ownership),
 		cmocka_unit_test(test_snapshot_while_installing_is_freed_not_stepped),
