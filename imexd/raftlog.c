@@ -37,9 +37,12 @@
 #define LOG_FILE_MAX	((size_t)1 << 40)
 #define CONF_SERVERS_MAX 4096u
 
-static const char meta_magic[8] = "IMXRMETA";
-static const char snap_magic[8] = "IMXRSNAP";
-static const char log_magic[8] = "IMXRLOG";
+/* Byte arrays, not strings: no NUL in the first two. */
+static const uint8_t meta_magic[8] = { 'I', 'M', 'X', 'R', 'M', 'E', 'T',
+				       'A' };
+static const uint8_t snap_magic[8] = { 'I', 'M', 'X', 'R', 'S', 'N', 'A',
+				       'P' };
+static const uint8_t log_magic[8] = { 'I', 'M', 'X', 'R', 'L', 'O', 'G', 0 };
 
 struct imexd_raftlog {
 	struct imexd_raftlog_io io;
@@ -60,7 +63,7 @@ struct imexd_raftlog {
 	bool broken;	/* a failed write could not be undone */
 };
 
-/* ---- helpers ---------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -204,7 +207,7 @@ static int reserve(struct raft_entry **ents, size_t *cap, size_t want)
 	return 0;
 }
 
-/* ---- encoding ---------------------------------------------------------------- */
+/* ---- encoding ------------------------------------------------------------ */
 
 static void log_header(uint8_t h[LOG_HDR])
 {
@@ -294,7 +297,7 @@ static int log_rewrite(struct imexd_raftlog *l, raft_index from)
 	return ret;
 }
 
-/* ---- loading ----------------------------------------------------------------- */
+/* ---- loading ------------------------------------------------------------- */
 
 struct loader {
 	struct imexd_raftlog *l;
@@ -354,8 +357,8 @@ static int load_snapshot(struct loader *ld)
 		goto bad;
 	dlen = get64(b + 40);
 	clen = get32(b + 48);
-	if (dlen > IMEXD_RAFTLOG_SNAPSHOT_MAX || clen > IMEXD_RAFTLOG_CONF_MAX ||
-	    SNAP_HDR + clen + dlen != len)
+	if (dlen > IMEXD_RAFTLOG_SNAPSHOT_MAX ||
+	    clen > IMEXD_RAFTLOG_CONF_MAX || SNAP_HDR + clen + dlen != len)
 		goto bad;
 	l->snap.index = get64(b + 16);
 	l->snap.term = get64(b + 24);
@@ -607,8 +610,9 @@ static int load_check(struct loader *ld)
 			    l->io.where, IMEXD_RAFTLOG_LOG,
 			    (unsigned long long)l->start,
 			    (unsigned long long)s);
-	} else if (l->start <= s && (s > l->start + l->n - 1 ||
-				     l->ents[s - l->start].term != l->snap.term)) {
+	} else if (l->start <= s &&
+		   (s > l->start + l->n - 1 ||
+		    l->ents[s - l->start].term != l->snap.term)) {
 		/* An installed snapshot whose log reset did not happen. */
 		free_entries(l->ents, l->n);
 		l->n = 0;
@@ -639,8 +643,11 @@ int imexd_raftlog_open(struct imexd_raftlog **logp,
 	if (note && notelen)
 		note[0] = '\0';
 	if (!logp || !io || !io->read || !io->replace || !io->write ||
-	    !io->truncate || !io->sync || !io->where)
+	    !io->truncate || !io->sync || !io->where) {
+		if (io && io->close)
+			io->close(io->ctx);
 		return fail(err, errlen, -EINVAL, "raft log: incomplete io");
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		if (io->close)
@@ -682,7 +689,7 @@ void imexd_raftlog_close(struct imexd_raftlog *l)
 	free(l);
 }
 
-/* ---- views ------------------------------------------------------------------- */
+/* ---- views --------------------------------------------------------------- */
 
 raft_term imexd_raftlog_term(const struct imexd_raftlog *l)
 {
@@ -732,7 +739,7 @@ imexd_raftlog_snapshot(const struct imexd_raftlog *l, struct raft_buffer *data)
 	return &l->snap;
 }
 
-/* ---- writes ------------------------------------------------------------------ */
+/* ---- writes -------------------------------------------------------------- */
 
 int imexd_raftlog_set_term_vote(struct imexd_raftlog *l, raft_term term,
 				raft_id vote)
@@ -1006,7 +1013,7 @@ int imexd_raftlog_snapshot_install(struct imexd_raftlog *l,
 	return 0;
 }
 
-/* ---- RAFT_START -------------------------------------------------------------- */
+/* ---- RAFT_START ---------------------------------------------------------- */
 
 int imexd_raftlog_start(const struct imexd_raftlog *l, struct raft_event *ev)
 {

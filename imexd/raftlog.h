@@ -151,7 +151,7 @@ int imexd_raftlog_open(struct imexd_raftlog **log,
 /* Free everything and close the io; NULL is a no-op. */
 void imexd_raftlog_close(struct imexd_raftlog *log);
 
-/* ---- what is stored (views, valid until the next modifying call) ------- */
+/* ---- what is stored (views, valid until the next modifying call) --------- */
 
 raft_term imexd_raftlog_term(const struct imexd_raftlog *log);
 raft_id imexd_raftlog_vote(const struct imexd_raftlog *log);
@@ -174,7 +174,7 @@ const struct raft_snapshot_metadata *
 imexd_raftlog_snapshot(const struct imexd_raftlog *log,
 		       struct raft_buffer *data);
 
-/* ---- writes (durable when they return 0) -------------------------------- */
+/* ---- writes (durable when they return 0) --------------------------------- */
 
 /*
  * Persist term and vote (RAFT_UPDATE_CURRENT_TERM / _VOTED_FOR): durable
@@ -224,7 +224,7 @@ int imexd_raftlog_snapshot_install(struct imexd_raftlog *log,
 				   const struct raft_snapshot_metadata *meta,
 				   const void *data, size_t len);
 
-/* ---- RAFT_START ------------------------------------------------------------ */
+/* ---- RAFT_START ---------------------------------------------------------- */
 
 /*
  * Fill @ev as a RAFT_START event (type and start fields; time and the rest

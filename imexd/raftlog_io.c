@@ -13,13 +13,13 @@
 #include "raftlog.h"
 #include "store_file.h"
 
-/* ---- directory ------------------------------------------------------------ */
+/* ---- directory ----------------------------------------------------------- */
 
 struct dir_io {
 	char *dir;
 	int dfd;
 	int fd;			/* open on @fd_name, or -1 */
-	const char *fd_name;	/* one of the constant names, compared by value */
+	const char *fd_name;	/* the file @fd is open on */
 };
 
 static void dir_drop_fd(struct dir_io *d)
@@ -156,7 +156,7 @@ int imexd_raftlog_dir_io(struct imexd_raftlog_io *io, const char *dir,
 	return 0;
 }
 
-/* ---- memory --------------------------------------------------------------- */
+/* ---- memory -------------------------------------------------------------- */
 
 static const char *const mem_names[] = {
 	IMEXD_RAFTLOG_META, IMEXD_RAFTLOG_SNAPSHOT, IMEXD_RAFTLOG_LOG,
@@ -286,7 +286,8 @@ static int mem_write(void *ctx, const char *name, uint64_t off,
 
 		if (grow > free_bytes) {
 			/* Write what fits, as a full disk does. */
-			room = grow - free_bytes < len ? len - (grow - free_bytes) : 0;
+			room = grow - free_bytes < len ?
+				       len - (grow - free_bytes) : 0;
 			end = (size_t)off + room;
 			ret = -ENOSPC;
 		}

@@ -164,7 +164,8 @@ void imexd_file_remove_stale(int dfd)
 		return;
 	}
 	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, IMEXD_FILE_TMP_PREFIX, strlen(IMEXD_FILE_TMP_PREFIX)))
+		if (!strncmp(de->d_name, IMEXD_FILE_TMP_PREFIX,
+			     strlen(IMEXD_FILE_TMP_PREFIX)))
 			unlinkat(dfd, de->d_name, 0);
 	closedir(d);
 }
