@@ -829,6 +829,7 @@ static struct fp expected_after(size_t op, op_fn fn, bool mem)
 static void test_every_write_error_is_returned_and_claims_nothing(void **state)
 {
 	static const int errs[] = { -ENOSPC, -EIO };
+	unsigned runs = 0;
 
 	(void)state;
 	for (size_t op = 0; op < sizeof(ops) / sizeof(ops[0]); op++) {
@@ -851,6 +852,7 @@ static void test_every_write_error_is_returned_and_claims_nothing(void **state)
 					disk_fini(&d);
 					break;
 				}
+				runs++;
 				if (ret != errs[e])
 					fail_msg("%s: call %d failing with %d returned %d",
 						 ops[op].name, k, errs[e], ret);
@@ -879,6 +881,7 @@ static void test_every_write_error_is_returned_and_claims_nothing(void **state)
 			}
 		}
 	}
+	print_message("%u failed I/O calls checked\n", runs);
 }
 
 static void test_a_failed_undo_stops_all_writes_until_reopened(void **state)
@@ -919,6 +922,7 @@ static void test_a_failed_undo_stops_all_writes_until_reopened(void **state)
 static void test_a_crash_at_any_step_loads_the_old_or_the_new_state(void **state)
 {
 	static const size_t keeps[] = { 0, 1, 7, 33, 100, SIZE_MAX };
+	unsigned runs = 0;
 
 	(void)state;
 	for (size_t op = 0; op < sizeof(ops) / sizeof(ops[0]); op++) {
@@ -942,6 +946,7 @@ static void test_a_crash_at_any_step_loads_the_old_or_the_new_state(void **state
 				d.hook.cut = true;
 				ret = ops[op].fn(log);
 				done = d.hook.calls <= k;
+				runs++;
 				imexd_raftlog_close(log);
 				imexd_raftlog_mem_crash(d.mem, keeps[i]);
 				log = reopen(&d, NULL);
@@ -958,6 +963,7 @@ static void test_a_crash_at_any_step_loads_the_old_or_the_new_state(void **state
 				break;
 		}
 	}
+	print_message("%u power cuts checked\n", runs);
 }
 
 static void test_snapshot_take_compacts_and_keeps_trailing(void **state)
