@@ -153,6 +153,7 @@ void imexd_raftlog_close(struct imexd_raftlog *log);
 
 /* ---- what is stored (views, valid until the next modifying call) --------- */
 
+/* The stored current term (0 for a fresh server) and vote (0: none). */
 raft_term imexd_raftlog_term(const struct imexd_raftlog *log);
 raft_id imexd_raftlog_vote(const struct imexd_raftlog *log);
 /* Index of the first entry held (snapshot index + 1 - trailing kept). */
@@ -192,9 +193,11 @@ int imexd_raftlog_set_term_vote(struct imexd_raftlog *log, raft_term term,
  * RAFT_BARRIER or RAFT_CHANGE (a RAFT_CHANGE must decode as a
  * configuration); else -EINVAL.  An entry over IMEXD_RAFT_ENTRY_MAX bytes
  * gives -EFBIG, more than IMEXD_RAFTLOG_BATCH_MAX entries -E2BIG.  @n may be
- * 0 (truncation only).  The entries are copied: the caller keeps
- * ownership of @entries and their batches (free them as raft_step()'s
- * contract says).  Durable on return 0; on error nothing changed.
+ * 0 (truncation only).  The entries are copied and no pointer into them
+ * is kept: the caller keeps ownership of @entries and their batches (and
+ * frees them as raft_step()'s contract says).  Durable on return 0; on
+ * error nothing changed.  The log grows by each call's frame until the
+ * next snapshot compacts it (replaced entries included).
  */
 int imexd_raftlog_append(struct imexd_raftlog *log, raft_index index,
 			 const struct raft_entry *entries, unsigned n);
