@@ -271,23 +271,6 @@ static long names_any(const struct imexd_fsm *fsm, const struct imexd_def *d,
 	return -1;
 }
 
-static bool def_has_channel(const struct imexd_def *d, uint32_t id)
-{
-	size_t lo = 0, hi = d->nchannels;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->channels[mid].id == id)
-			return true;
-		if (d->channels[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 /* Bit i set: channel i < s->limit is held on some node of @s. */
 static uint8_t *taken_map(const struct imexd_fsm *fsm, const struct node_set *s)
 {
@@ -342,7 +325,7 @@ static int pick(const struct imexd_fsm *fsm, const struct node_set *s,
 			return refuse(res, ERANGE,
 				      "channel %u is out of range: node '%s' has max_channels=%u",
 				      ch->ids[i], s->limit_node, s->limit);
-		if (self && def_has_channel(self, ch->ids[i]))
+		if (self && imexd_def_has_channel(self, ch->ids[i]))
 			return refuse(res, EEXIST,
 				      "channel %u is already granted to domain '%s'",
 				      ch->ids[i], name);
@@ -363,7 +346,7 @@ static int pick(const struct imexd_fsm *fsm, const struct node_set *s,
 			const struct imexd_def *d = &fsm->domains[k];
 			long m = names_any(fsm, d, s);
 
-			if (m < 0 || !def_has_channel(d, ids[i]))
+			if (m < 0 || !imexd_def_has_channel(d, ids[i]))
 				continue;
 			refuse(res, EADDRINUSE,
 			       "channel %u belongs to domain '%s' on node '%s': use other ids ('imexctl channel list' there)",
@@ -664,7 +647,7 @@ static int free_channels(struct imexd_fsm *fsm, uint64_t index,
 	if (!d)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!def_has_channel(d, want[i]))
+		if (!imexd_def_has_channel(d, want[i]))
 			return refuse(res, ENOENT,
 				      "channel %u is not granted to domain '%s'",
 				      want[i], d->name);

@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "raftlog.h"
+#include "store_file.h"
 
 #define VERSION		1u
 #define META_LEN	32u
@@ -100,18 +101,6 @@ static uint32_t crc(const void *p, size_t len)
 	return (uint32_t)crc32_z(crc32_z(0, Z_NULL, 0), p, len);
 }
 
-static int __attribute__((format(printf, 4, 5)))
-fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 #define DAMAGED "the raft state is damaged: move it aside and let this node rejoin its group"
 
@@ -319,11 +308,11 @@ static int load_meta(struct loader *ld)
 	if (ret == -ENOENT)
 		return 0;
 	if (ret)
-		return fail(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
+		return imexd_errf(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
 			    l->io.where, IMEXD_RAFTLOG_META, strerror(-ret));
 	if (len != META_LEN || memcmp(b, meta_magic, 8) ||
 	    get32(b + 8) != VERSION || get32(b + 12) != crc(b + 16, 16))
-		ret = fail(ld->err, ld->errlen, -EBADMSG,
+		ret = imexd_errf(ld->err, ld->errlen, -EBADMSG,
 			   "%s/%s: offset 0: bad size, format or checksum: " DAMAGED,
 			   l->io.where, IMEXD_RAFTLOG_META);
 	else {
@@ -348,7 +337,7 @@ static int load_snapshot(struct loader *ld)
 	if (ret == -ENOENT)
 		return 0;
 	if (ret)
-		return fail(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
+		return imexd_errf(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
 			    l->io.where, IMEXD_RAFTLOG_SNAPSHOT,
 			    strerror(-ret));
 	ret = -EBADMSG;
@@ -388,7 +377,7 @@ static int load_snapshot(struct loader *ld)
 	ret = 0;
 	goto out;
 bad:
-	fail(ld->err, ld->errlen, ret,
+	imexd_errf(ld->err, ld->errlen, ret,
 	     "%s/%s: offset 0: bad size, format or checksum: " DAMAGED,
 	     l->io.where, IMEXD_RAFTLOG_SNAPSHOT);
 out:
@@ -484,7 +473,7 @@ static int load_frame(struct loader *ld, const uint8_t *b, uint64_t off)
 	}
 	return 0;
 bad:
-	return fail(ld->err, ld->errlen, -EBADMSG, "%s/%s: offset %llu: %s: " DAMAGED,
+	return imexd_errf(ld->err, ld->errlen, -EBADMSG, "%s/%s: offset %llu: %s: " DAMAGED,
 		    l->io.where, IMEXD_RAFTLOG_LOG, (unsigned long long)off,
 		    why);
 }
@@ -501,12 +490,12 @@ static int load_log(struct loader *ld)
 	if (ret == -ENOENT)
 		return 0;
 	if (ret)
-		return fail(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
+		return imexd_errf(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
 			    l->io.where, IMEXD_RAFTLOG_LOG, strerror(-ret));
 	l->log_exists = true;
 	if (len < LOG_HDR || memcmp(b, log_magic, 8) ||
 	    get32(b + 8) != VERSION || get32(b + 12) != crc(b, 12)) {
-		ret = fail(ld->err, ld->errlen, -EBADMSG,
+		ret = imexd_errf(ld->err, ld->errlen, -EBADMSG,
 			   "%s/%s: offset 0: bad header: " DAMAGED,
 			   l->io.where, IMEXD_RAFTLOG_LOG);
 		goto out;
@@ -527,7 +516,7 @@ static int load_log(struct loader *ld)
 				torn = "zeroes";
 				break;
 			}
-			ret = fail(ld->err, ld->errlen, -EBADMSG,
+			ret = imexd_errf(ld->err, ld->errlen, -EBADMSG,
 				   "%s/%s: offset %zu: bad frame header checksum: " DAMAGED,
 				   l->io.where, IMEXD_RAFTLOG_LOG, off);
 			goto out;
@@ -544,7 +533,7 @@ static int load_log(struct loader *ld)
 				torn = "a frame with a bad checksum";
 				break;
 			}
-			ret = fail(ld->err, ld->errlen, -EBADMSG,
+			ret = imexd_errf(ld->err, ld->errlen, -EBADMSG,
 				   "%s/%s: offset %zu: bad frame checksum: " DAMAGED,
 				   l->io.where, IMEXD_RAFTLOG_LOG, off);
 			goto out;
@@ -561,13 +550,13 @@ static int load_log(struct loader *ld)
 		if (!ret)
 			ret = l->io.sync(l->io.ctx, IMEXD_RAFTLOG_LOG);
 		if (ret) {
-			fail(ld->err, ld->errlen, ret,
+			imexd_errf(ld->err, ld->errlen, ret,
 			     "%s/%s: cannot cut a torn tail at offset %zu: %s",
 			     l->io.where, IMEXD_RAFTLOG_LOG, off,
 			     strerror(-ret));
 			goto out;
 		}
-		fail(ld->note, ld->notelen, 0,
+		imexd_errf(ld->note, ld->notelen, 0,
 		     "%s/%s: dropped %zu bytes at offset %zu (%s), left by a crash during an append that never completed",
 		     l->io.where, IMEXD_RAFTLOG_LOG, len - off, off, torn);
 	}
@@ -585,17 +574,17 @@ static int load_check(struct loader *ld)
 	bool rewrite = false;
 
 	if (!l->term && (l->vote || l->has_snap || l->n))
-		return fail(ld->err, ld->errlen, -EBADMSG,
+		return imexd_errf(ld->err, ld->errlen, -EBADMSG,
 			    "%s/%s: state without a term (entries, snapshot or vote but term 0): " DAMAGED,
 			    l->io.where, IMEXD_RAFTLOG_META);
 	if (!l->has_snap) {
 		if (l->n && l->start != 1)
-			return fail(ld->err, ld->errlen, -EBADMSG,
+			return imexd_errf(ld->err, ld->errlen, -EBADMSG,
 				    "%s/%s: the log starts at index %llu without a snapshot: " DAMAGED,
 				    l->io.where, IMEXD_RAFTLOG_LOG,
 				    (unsigned long long)l->start);
 		if (l->n && l->ents[0].type != RAFT_CHANGE)
-			return fail(ld->err, ld->errlen, -EBADMSG,
+			return imexd_errf(ld->err, ld->errlen, -EBADMSG,
 				    "%s/%s: entry 1 is not a configuration: " DAMAGED,
 				    l->io.where, IMEXD_RAFTLOG_LOG);
 		if (!l->n)
@@ -605,7 +594,7 @@ static int load_check(struct loader *ld)
 	if (!l->n) {
 		l->start = s + 1;
 	} else if (l->start > s + 1) {
-		return fail(ld->err, ld->errlen, -EBADMSG,
+		return imexd_errf(ld->err, ld->errlen, -EBADMSG,
 			    "%s/%s: the log starts at index %llu after the snapshot's %llu: " DAMAGED,
 			    l->io.where, IMEXD_RAFTLOG_LOG,
 			    (unsigned long long)l->start,
@@ -623,7 +612,7 @@ static int load_check(struct loader *ld)
 		int ret = log_rewrite(l, l->start);
 
 		if (ret)
-			return fail(ld->err, ld->errlen, ret,
+			return imexd_errf(ld->err, ld->errlen, ret,
 				    "%s/%s: cannot reset the log after the snapshot: %s",
 				    l->io.where, IMEXD_RAFTLOG_LOG,
 				    strerror(-ret));
@@ -646,13 +635,13 @@ int imexd_raftlog_open(struct imexd_raftlog **logp,
 	    !io->truncate || !io->sync || !io->where) {
 		if (io && io->close)
 			io->close(io->ctx);
-		return fail(err, errlen, -EINVAL, "raft log: incomplete io");
+		return imexd_errf(err, errlen, -EINVAL, "raft log: incomplete io");
 	}
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		if (io->close)
 			io->close(io->ctx);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	l->io = *io;
 	l->start = 1;
@@ -666,7 +655,7 @@ int imexd_raftlog_open(struct imexd_raftlog **logp,
 	if (!ret)
 		ret = load_check(&ld);
 	if (ret == -ENOMEM)
-		fail(err, errlen, ret, "out of memory");
+		imexd_errf(err, errlen, ret, "out of memory");
 	if (ret) {
 		imexd_raftlog_close(l);
 		return ret;

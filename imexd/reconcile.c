@@ -10,16 +10,6 @@
 
 #include "reconcile.h"
 
-bool imexd_def_has_member(const struct imexd_def *def, const char *node)
-{
-	uint16_t i;
-
-	for (i = 0; i < def->nmembers; i++)
-		if (!strncmp(def->members[i].name, node, IMEX_NAME_MAX))
-			return true;
-	return false;
-}
-
 /* qsort_r order of indexes into the array @defs, by domain name. */
 static int by_name(const void *a, const void *b, void *defs)
 {
@@ -43,31 +33,13 @@ static const struct imexd_def *same_domain(const struct imexd_def *w,
 	return NULL;
 }
 
-static bool holds(const struct imexd_def *d, uint32_t id)
-{
-	size_t lo = 0, hi = d->nchannels;
-
-	/* Channels are sorted by id (imexd_def_check). */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->channels[mid].id == id)
-			return true;
-		if (d->channels[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 /* Does @h hold a channel that @w does not? */
 static bool shrinks(const struct imexd_def *h, const struct imexd_def *w)
 {
 	uint32_t i;
 
 	for (i = 0; i < h->nchannels; i++)
-		if (!holds(w, h->channels[i].id))
+		if (!imexd_def_has_channel(w, h->channels[i].id))
 			return true;
 	return false;
 }
@@ -83,7 +55,7 @@ static int kept_part(struct imexd_def *mid, const struct imexd_def *w,
 	if (err)
 		return err;
 	for (i = 0; i < mid->nchannels; i++)
-		if (holds(h, mid->channels[i].id))
+		if (imexd_def_has_channel(h, mid->channels[i].id))
 			mid->channels[n++] = mid->channels[i];
 	mid->nchannels = n;
 	return 0;

@@ -57,7 +57,4 @@ int imexd_rec_plan(const char *node, const struct imexd_def *want,
 
 void imexd_rec_plan_free(struct imexd_rec_plan *plan);
 
-/* Does @def name @node among its members? */
-bool imexd_def_has_member(const struct imexd_def *def, const char *node);
-
 #endif /* IMEXD_RECONCILE_H */

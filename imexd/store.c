@@ -45,18 +45,6 @@ struct imexd_store {
 	uint8_t uuid[16];
 };
 
-static int __attribute__((format(printf, 4, 5)))
-fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* Add "; what" (or "what" first) to @err, cutting at @errlen. */
 static void __attribute__((format(printf, 3, 4)))
@@ -544,18 +532,18 @@ int imexd_store_open(struct imexd_store **store, const char *dir, char *err,
 	struct imexd_store *s;
 
 	if (!store || !dir || !*dir)
-		return fail(err, errlen, -EINVAL, "no state directory");
+		return imexd_errf(err, errlen, -EINVAL, "no state directory");
 	s = calloc(1, sizeof(*s));
 	if (!s || asprintf(&s->domdir, "%s/%s", dir, DOMAINS_DIR) < 0) {
 		free(s);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	s->dir = strdup(dir);
 	s->dirfd = -1;
 	s->domfd = -1;
 	if (!s->dir) {
 		imexd_store_close(s);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	s->dirfd = imexd_file_open_dir(AT_FDCWD, dir, 0, err, errlen);
 	if (s->dirfd >= 0)
@@ -772,20 +760,20 @@ static int load_one(struct imexd_store *s, const char *name,
 	int ret;
 
 	if (uuid_parse(name, strlen(name) - strlen(JSON_SUFFIX), u))
-		return fail(why, whylen, -EINVAL, "not named <uuid>.json");
+		return imexd_errf(why, whylen, -EINVAL, "not named <uuid>.json");
 	def_file_name(u, expect, sizeof(expect));
 	if (strcmp(expect, name))
-		return fail(why, whylen, -EINVAL, "not named as %s", expect);
+		return imexd_errf(why, whylen, -EINVAL, "not named as %s", expect);
 	ret = imexd_file_read_at(s->domfd, name, DEF_FILE_MAX, &buf, &len);
 	if (ret)
-		return fail(why, whylen, ret, "cannot read: %s", strerror(-ret));
+		return imexd_errf(why, whylen, ret, "cannot read: %s", strerror(-ret));
 	ret = def_from_text(buf, len, def, why, whylen);
 	free(buf);
 	if (ret)
 		return ret;
 	if (memcmp(def->uuid, u, sizeof(u))) {
 		imexd_def_free(def);
-		return fail(why, whylen, -EINVAL,
+		return imexd_errf(why, whylen, -EINVAL,
 			    "holds another domain than its name says");
 	}
 	return 0;
@@ -806,7 +794,7 @@ int imexd_store_load_defs(struct imexd_store *s, struct imexd_def **defs,
 		return -EINVAL;
 	ret = list_defs(s->domfd, &names, &count, err, errlen);
 	if (ret)
-		return fail(err, errlen, ret, "%s: cannot list: %s", s->domdir,
+		return imexd_errf(err, errlen, ret, "%s: cannot list: %s", s->domdir,
 			    strerror(-ret));
 	out = calloc(count ? count : 1, sizeof(*out));
 	for (i = 0; out && i < count; i++) {

@@ -13,8 +13,7 @@
 
 #include "store_file.h"
 
-static int __attribute__((format(printf, 4, 5)))
-fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+int imexd_errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -126,25 +125,25 @@ int imexd_file_open_dir(int atfd, const char *path, int flags, char *err,
 
 	if (mkdirat(atfd, path, 0700) < 0 && errno != EEXIST) {
 		e = errno;
-		return fail(err, errlen, -e, "%s: cannot create: %s", path,
+		return imexd_errf(err, errlen, -e, "%s: cannot create: %s", path,
 			    strerror(e));
 	}
 	fd = openat(atfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
 	if (fd < 0) {
 		e = errno;
-		return fail(err, errlen, -e, "%s: cannot open: %s", path,
+		return imexd_errf(err, errlen, -e, "%s: cannot open: %s", path,
 			    strerror(e));
 	}
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
 		close(fd);
-		return fail(err, errlen, -EPERM,
+		return imexd_errf(err, errlen, -EPERM,
 			    "%s: not owned by this user: fix its owner", path);
 	}
 	/* Definitions decide who gets which channel: nobody else may write. */
 	if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0) {
 		e = errno;
 		close(fd);
-		return fail(err, errlen, -e, "%s: cannot chmod 0700: %s", path,
+		return imexd_errf(err, errlen, -e, "%s: cannot chmod 0700: %s", path,
 			    strerror(e));
 	}
 	return fd;

@@ -12,6 +12,10 @@
 /* Temp files start with this; no loader reads such a name. */
 #define IMEXD_FILE_TMP_PREFIX ".tmp."
 
+/* Print @fmt into @err (if not NULL), cut at @errlen; returns @ret. */
+int imexd_errf(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* write() all of @p, retrying on EINTR and short writes. */
 int imexd_file_write_all(int fd, const void *p, size_t n);
 
