@@ -69,15 +69,18 @@ uint64_t imexd_fsm_last_index(const struct imexd_fsm *fsm)
 
 /* ---- lookups ------------------------------------------------------------ */
 
-/* Where @name is, or would go (*@found false), in the sorted node table. */
-static size_t node_pos(const struct imexd_fsm *fsm, const char *name,
-		       bool *found)
+/*
+ * Where @name is, or would go (*@found false), in @n records of @size bytes
+ * at @base sorted by the name at offset @off: the node and domain tables.
+ */
+static size_t name_pos(const void *base, size_t n, size_t size, size_t off,
+		       const char *name, bool *found)
 {
-	size_t lo = 0, hi = fsm->nnodes;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(fsm->nodes[mid].name, name);
+		int c = strcmp((const char *)base + mid * size + off, name);
 
 		if (!c) {
 			*found = true;
@@ -90,6 +93,13 @@ static size_t node_pos(const struct imexd_fsm *fsm, const char *name,
 	}
 	*found = false;
 	return lo;
+}
+
+static size_t node_pos(const struct imexd_fsm *fsm, const char *name,
+		       bool *found)
+{
+	return name_pos(fsm->nodes, fsm->nnodes, sizeof(*fsm->nodes),
+			offsetof(struct imexd_fsm_node, name), name, found);
 }
 
 long fsm_node_find(const struct imexd_fsm *fsm, const char *name)
@@ -103,23 +113,8 @@ long fsm_node_find(const struct imexd_fsm *fsm, const char *name)
 static size_t dom_pos(const struct imexd_fsm *fsm, const char *name,
 		      bool *found)
 {
-	size_t lo = 0, hi = fsm->ndomains;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(fsm->domains[mid].name, name);
-
-		if (!c) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	return name_pos(fsm->domains, fsm->ndomains, sizeof(*fsm->domains),
+			offsetof(struct imexd_def, name), name, found);
 }
 
 static struct imexd_def *dom_find(const struct imexd_fsm *fsm, const char *name)
