@@ -1335,6 +1335,11 @@ raft_index imexd_cons_applied(const struct imexd_cons *c)
 	return c->applied;
 }
 
+raft_index imexd_cons_commit(const struct imexd_cons *c)
+{
+	return raft_commit_index(&c->raft);
+}
+
 int imexd_cons_role(const struct imexd_cons *c, raft_id id)
 {
 	unsigned i;

@@ -205,6 +205,9 @@ enum raft_state imexd_cons_state(const struct imexd_cons *c);
 raft_id imexd_cons_leader(const struct imexd_cons *c);
 raft_term imexd_cons_term(const struct imexd_cons *c);
 raft_index imexd_cons_applied(const struct imexd_cons *c);
+/* The commit index this server knows (a follower learns it from the
+ * leader). */
+raft_index imexd_cons_commit(const struct imexd_cons *c);
 /* Role of node id in the current configuration (RAFT_VOTER, RAFT_STANDBY,
  * RAFT_SPARE) or -1. */
 int imexd_cons_role(const struct imexd_cons *c, raft_id id);
