@@ -601,7 +601,8 @@ uint64_t imexd_agree_timeout(const struct imexd_agree *a)
 	for (i = 0; i < a->n_reqs; i++) {
 		if (a->reqs[i].deadline < t)
 			t = a->reqs[i].deadline;
-		if (a->reqs[i].state == REQ_WAIT && a->reqs[i].retry_at < t &&
+		if (a->cons && a->reqs[i].state == REQ_WAIT &&
+		    a->reqs[i].retry_at < t &&
 		    a->reqs[i].retry_at)
 			t = a->reqs[i].retry_at;
 	}

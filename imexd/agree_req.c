@@ -325,6 +325,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
 	struct imexd_agree_action *act;
 	raft_id leader = imexd_cons_leader(a->cons);
+
+	r->retry_at = 0; /* with no leader: at the next input */
 	raft_index index;
 	const char *name;
 	int rv;
