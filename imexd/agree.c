@@ -416,19 +416,19 @@ static int plan(const struct imexd_agree *a, struct imexd_rec_plan *p)
 {
 	struct imexd_def *want = NULL;
 	const struct imexd_def *d;
-	size_t pos = 0, n = 0;
+	size_t pos = 0, n = 0, max = 0;
 	int rv;
 
 	for (pos = 0; imexd_fsm_domain_of(a->fsm, a->self, &pos); )
-		n++;
-	if (n) {
-		want = malloc(n * sizeof(*want));
+		max++;
+	if (max) {
+		want = malloc(max * sizeof(*want));
 		if (!want)
 			return -ENOMEM;
 	}
-	n = 0;
-	for (pos = 0; (d = imexd_fsm_domain_of(a->fsm, a->self, &pos)); )
-		want[n++] = *d;
+	for (pos = 0; want && n < max &&
+		      (d = imexd_fsm_domain_of(a->fsm, a->self, &pos)); )
+		want[n++] = *d; /* shallow: the plan copies what it keeps */
 	rv = imexd_rec_plan(a->self, want, n, a->have, a->n_have, p);
 	free(want);
 	return rv;

@@ -159,7 +159,10 @@ struct ag_req *ag_req_by_id(struct imexd_agree *a, uint64_t id)
 void ag_req_del(struct imexd_agree *a, struct ag_req *r)
 {
 	free(r->cmd);
-	*r = a->reqs[--a->n_reqs];
+	r->cmd = NULL;
+	if (r != &a->reqs[a->n_reqs - 1])
+		*r = a->reqs[a->n_reqs - 1];
+	a->n_reqs--;
 }
 
 /* The request's end: DONE, REPLY or a log line; then it is gone. */
