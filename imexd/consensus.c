@@ -540,6 +540,20 @@ static int apply_committed(struct imexd_cons *c)
 			rv = raft_configuration_decode(&b, &ev.configuration.conf);
 			if (rv)
 				return map_err(rv);
+			if (c->raft.configuration_uncommitted_index != i &&
+			    i > c->raft.configuration_committed_index) {
+				/* libraft 0.22.1 ignores the commit of a
+				 * configuration while a later one is pending
+				 * (replicationApplyConfigurationChange()), so a
+				 * rollback of the later one would restore an
+				 * older configuration than the committed one
+				 * (a split brain).  Record it as committed. */
+				raft_configuration_close(&c->raft.configuration_committed);
+				c->raft.configuration_committed = ev.configuration.conf;
+				c->raft.configuration_committed_index = i;
+				rv = settle_tags(c, i, 0, NULL);
+				break;
+			}
 			rv = queue_event(c, &ev);
 			if (rv) {
 				raft_configuration_close(&ev.configuration.conf);
