@@ -555,20 +555,25 @@ int sw_leader(struct sw *w)
 	return l;
 }
 
-/* Is node i on a side without a majority of the voters? */
+/* Is node i on a side without a majority of the voters?  The voters as
+ * the most advanced node (term, then applied index) sees them: a stale
+ * leader's configuration may be long replaced. */
 static bool minority(struct sw *w, unsigned i)
 {
 	const struct imexd_cons *c = NULL;
 	unsigned v = 0, mine = 0, j;
-	int l = sw_leader(w);
 
 	if (!w->epoch)
 		return false;
-	if (l >= 0)
-		c = imexd_agree_cons(w->nodes[l].ag);
-	for (j = 0; !c && j < w->cfg.n; j++)
-		if (w->nodes[j].up)
-			c = imexd_agree_cons(w->nodes[j].ag);
+	for (j = 0; j < w->cfg.n; j++) {
+		const struct imexd_cons *x = w->nodes[j].up ?
+			imexd_agree_cons(w->nodes[j].ag) : NULL;
+
+		if (x && (!c || imexd_cons_term(x) > imexd_cons_term(c) ||
+			  (imexd_cons_term(x) == imexd_cons_term(c) &&
+			   imexd_cons_applied(x) > imexd_cons_applied(c))))
+			c = x;
+	}
 	if (!c)
 		return false;
 	for (j = 0; j < w->cfg.n; j++) {
@@ -577,7 +582,9 @@ static bool minority(struct sw *w, unsigned i)
 		v++;
 		mine += w->side[j] == w->side[i];
 	}
-	return mine * 2 <= v;
+	/* Strictly fewer than half: with an even count (a promotion under way)
+	 * the committed configuration may still be the odd one before it. */
+	return mine * 2 < v;
 }
 
 struct sw_req *sw_request(struct sw *w, unsigned i, const struct imexd_cmd *cmd)
@@ -761,23 +768,32 @@ void sw_free(struct sw *w)
 
 /* ---- convergence and the history check ----------------------------------- */
 
+/* Up, caught up, kernel reconciled, and at raft index @last (the fsm's own
+ * last index differs: a restored table counts the snapshot's index). */
+static uint64_t applied_of(const struct sw *w, unsigned i)
+{
+	const struct imexd_cons *c = w->nodes[i].up ?
+		imexd_agree_cons(w->nodes[i].ag) : NULL;
+
+	return c ? imexd_cons_applied(c) : 0;
+}
+
 static bool node_done(struct sw *w, unsigned i, uint64_t last)
 {
 	const struct imexd_agree *ag = w->nodes[i].ag;
 
 	return w->nodes[i].up && imexd_agree_cons(ag) &&
 	       imexd_agree_synced(ag) && imexd_agree_reconciled(ag) &&
-	       imexd_fsm_last_index(imexd_agree_fsm(ag)) == last;
+	       applied_of(w, i) == last;
 }
 
 bool sw_converged(struct sw *w)
 {
-	uint64_t last;
+	uint64_t last = applied_of(w, 0);
 	unsigned i;
 
-	if (!w->nodes[0].up)
+	if (!last)
 		return false;
-	last = imexd_fsm_last_index(imexd_agree_fsm(w->nodes[0].ag));
 	for (i = 0; i < w->cfg.n; i++)
 		if (!node_done(w, i, last))
 			return false;
@@ -889,7 +905,7 @@ unsigned sw_check_final(struct sw *w)
 	/* Past every request's deadline, and to convergence. */
 	sw_run_for(w, 6ull * w->cfg.et_ms);
 	if (!sw_run_pred(w, 400ull * w->cfg.et_ms, sw_converged)) {
-		uint64_t last = imexd_fsm_last_index(imexd_agree_fsm(w->nodes[0].ag));
+		uint64_t last = applied_of(w, 0);
 
 		for (i = 0; i < w->cfg.n; i++)
 			if (!node_done(w, i, last))
@@ -897,7 +913,7 @@ unsigned sw_check_final(struct sw *w)
 					     w->names[i], w->nodes[i].up,
 					     w->nodes[i].up && imexd_agree_synced(w->nodes[i].ag),
 					     w->nodes[i].up && imexd_agree_reconciled(w->nodes[i].ag),
-					     w->nodes[i].up ? (unsigned long long)imexd_fsm_last_index(imexd_agree_fsm(w->nodes[i].ag)) : 0ULL,
+					     (unsigned long long)applied_of(w, i),
 					     (unsigned long long)last);
 		return w->violations;
 	}
