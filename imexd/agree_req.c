@@ -160,8 +160,10 @@ void ag_req_del(struct imexd_agree *a, struct ag_req *r)
 {
 	free(r->cmd);
 	r->cmd = NULL;
-	if (r != &a->reqs[a->n_reqs - 1])
+	if (r != &a->reqs[a->n_reqs - 1]) {
 		*r = a->reqs[a->n_reqs - 1];
+		a->reqs[a->n_reqs - 1].cmd = NULL;
+	}
 	a->n_reqs--;
 }
 

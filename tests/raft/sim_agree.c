@@ -13,6 +13,9 @@
  *   IMEX_SEED=N sim_agree          replay seed N (its node count: 3 + N % 16)
  *
  * Every failure prints IMEX_SEED=N; exit status 1 if any check failed.
+ * To bisect a failure: SIM_NODES=N forces the node count, SIM_NO_CRASH,
+ * SIM_NO_PART, SIM_NO_CUT, SIM_NO_DISKFULL switch a fault off, and
+ * SIM_VERBOSE=1 traces applies, state changes, crashes and log lines.
  */
 #include <errno.h>
 #include <stdio.h>
