@@ -431,6 +431,19 @@ static int on_message(struct imexd_cons *c, const struct raft_message *m)
 	*out = *m;
 	out->server_id = c->self;
 	out->server_address = c->names[c->self - 1];
+	/*
+	 * libraft 0.22.1 answers a pre-vote request of a lower term with the
+	 * request's term, so the candidate never learns ours: a node with a
+	 * higher term and an older log then refuses it for good, and when its
+	 * vote is needed the group never elects (found by the agreement
+	 * simulator).  Answer a refusal with our term, as etcd does: the
+	 * candidate adopts it and asks again.
+	 */
+	if (m->type == RAFT_REQUEST_VOTE_RESULT &&
+	    m->request_vote_result.pre_vote &&
+	    !m->request_vote_result.vote_granted &&
+	    m->request_vote_result.term < c->raft.current_term)
+		out->request_vote_result.term = c->raft.current_term;
 	if (m->type == RAFT_APPEND_ENTRIES) {
 		struct raft_append_entries *ae = &out->append_entries;
 
