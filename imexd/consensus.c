@@ -821,6 +821,39 @@ static int upkeep(struct imexd_cons *c, uint64_t now)
 
 /* ---- snapshots ---- */
 
+/*
+ * The configuration a snapshot at c->applied carries: the last
+ * configuration entry at or below it still in the log copy (committed,
+ * since applied), else raft's committed one.  raft's own record can lag
+ * behind the log (libraft 0.22.1 skips commits it does not expect, and
+ * restart treats the last stored one as uncommitted); a snapshot with an
+ * older configuration than the entries it replaces makes a restarted node
+ * count votes against replaced voters (found by the agreement simulator).
+ */
+static int snapshot_conf(const struct imexd_cons *c,
+			 struct raft_configuration *conf, raft_index *index)
+{
+	raft_index i;
+
+	for (i = c->applied; i >= c->log_start && i > 0; i--) {
+		const struct cons_entry *e = log_get(c, i);
+		struct raft_buffer b;
+
+		if (!e || e->type != RAFT_CHANGE)
+			continue;
+		if (i <= c->raft.configuration_committed_index)
+			break;
+		b.base = e->buf;
+		b.len = e->len;
+		if (raft_configuration_decode(&b, conf))
+			return -ENOMEM;
+		*index = i;
+		return 0;
+	}
+	*index = c->raft.configuration_committed_index;
+	return conf_copy(&c->raft.configuration_committed, conf);
+}
+
 static int maybe_take_snapshot(struct imexd_cons *c)
 {
 	struct imexd_cons_action *a;
@@ -835,12 +868,11 @@ static int maybe_take_snapshot(struct imexd_cons *c)
 	    !log_get(c, c->applied))
 		return 0;
 	memset(&c->take_meta, 0, sizeof(c->take_meta));
-	if (conf_copy(&c->raft.configuration_committed,
-		      &c->take_meta.configuration))
+	if (snapshot_conf(c, &c->take_meta.configuration,
+			  &c->take_meta.configuration_index))
 		return -ENOMEM;
 	c->take_meta.index = c->applied;
 	c->take_meta.term = log_term(c, c->applied);
-	c->take_meta.configuration_index = c->raft.configuration_committed_index;
 	c->taking = true;
 	a = push(c, IMEXD_CONS_TAKE_SNAPSHOT);
 	if (!a)

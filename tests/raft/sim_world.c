@@ -460,6 +460,24 @@ void sw_restart(struct sw *w, unsigned i)
 		sw_violation(w, "%s: storage does not load: %s", nd->name, err);
 		return;
 	}
+	if (getenv("SIM_VERBOSE")) {
+		struct raft_buffer sd;
+		const struct raft_snapshot_metadata *sm =
+			imexd_raftlog_snapshot(nd->log, &sd);
+		char vs[128] = "";
+		unsigned q;
+
+		for (q = 0; sm && q < sm->configuration.n; q++)
+			if (sm->configuration.servers[q].role == RAFT_VOTER)
+				snprintf(vs + strlen(vs), sizeof(vs) - strlen(vs),
+					 " %llu", sm->configuration.servers[q].id - 1);
+		fprintf(stderr, "%llu %s: disk: snapshot %llu (conf %llu:%s), entries %llu..%llu\n",
+			(unsigned long long)w->now, nd->name,
+			sm ? (unsigned long long)sm->index : 0ULL,
+			sm ? (unsigned long long)sm->configuration_index : 0ULL, vs,
+			(unsigned long long)imexd_raftlog_start_index(nd->log),
+			(unsigned long long)imexd_raftlog_last_index(nd->log));
+	}
 	ac.log = nd->log;
 	CHECK(imexd_agree_new(&ac, &nd->ag) == 0);
 	nd->up = true;
