@@ -496,7 +496,7 @@ int main(int argc, char **argv)
 	} else if (argc > 1 && !strcmp(argv[1], "big")) {
 		unsigned s = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1;
 
-		failures += run_seed(s, 144, 6000, true) != 0;
+		failures += run_seed(s, 144, 12000, true) != 0;
 		printf("144 nodes: %.1f s\n",
 		       (double)(clock() - t0) / CLOCKS_PER_SEC);
 	} else {
