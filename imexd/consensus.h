@@ -23,6 +23,12 @@
  * configuration change at a time, and only after the leader has committed
  * an entry of its own term (a barrier, submitted here when needed).
  *
+ * libraft 0.22.1 workarounds (each found by tests/raft/sim_agree, see
+ * consensus.c): every committed configuration entry is recorded as the
+ * committed configuration (raft skips those it does not expect); a
+ * snapshot carries the last configuration entry it covers; a refused
+ * pre-vote is answered with this server's term, so a candidate learns it.
+ *
  * Out-of-memory policy: a failed allocation returns -ENOMEM from the input
  * call; the daemon treats it as fatal for that event (the raft state may
  * have advanced, so the daemon restarts the server from storage).
