@@ -526,6 +526,9 @@ int imexd_agree_start(struct imexd_agree *a, uint64_t now,
 	if (rv)
 		return rv;
 	a->started = true;
+	/* Request ids (FORWARD tags) from the start time: a late REPLY to the
+	 * previous incarnation of this node must not match a new request. */
+	a->next_id = (now << 16) | 1;
 	a->next_period = now + a->cfg.reconcile_period_ms;
 	rv = server_start(a, now);
 	if (rv == -ENOMEM)

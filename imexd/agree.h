@@ -20,6 +20,9 @@
  * ("no quorum: 2 of 5 voters reachable (n3, n4, n5 unreachable)" when
  * voters have not been heard from, else "timed out: outcome unknown").
  * Channel ids of a request are sorted and deduplicated before submit.
+ * FORWARD tags are unique across restarts as long as the start time (ms)
+ * grows and fewer than 65536 requests pass in one run: a late REPLY meant
+ * for the node's previous run never answers a new request.
  *
  * Identity.  Once a leader is known, the node reports its fabric identity
  * (NODE_SET) through the log if the table does not hold it yet.

@@ -109,16 +109,20 @@ static int node_of(const struct sw *w, const char *name)
 	return -1;
 }
 
+/* A partition is kept apart from one-way cuts, so that a cut ending
+ * during a partition does not open one of its links. */
 void sw_partition(struct sw *w, const bool *side)
 {
-	unsigned a, b;
+	unsigned a;
 
-	for (a = 0; a < w->cfg.n; a++) {
+	for (a = 0; a < w->cfg.n; a++)
 		w->side[a] = side[a];
-		for (b = 0; b < w->cfg.n; b++)
-			w->cut[a][b] = side[a] != side[b];
-	}
 	w->epoch = ++w->epochs;
+}
+
+static bool link_down(const struct sw *w, unsigned from, unsigned to)
+{
+	return w->cut[from][to] || (w->epoch && w->side[from] != w->side[to]);
 }
 
 void sw_cut(struct sw *w, unsigned from, unsigned to, bool cut)
@@ -264,8 +268,10 @@ static void record_done(struct sw *w, unsigned i,
 		sw_violation(w, "request %llu acknowledged without a log index",
 			     (unsigned long long)a->tag);
 	if (r->minority && r->partition && r->partition == w->epoch)
-		sw_violation(w, "%s completed a %s on the minority side",
-			     w->names[i], imexd_cmd_type_name(r->type));
+		sw_violation(w, "%s completed a %s on the minority side (entered at %llu ms, index %llu)",
+			     w->names[i], imexd_cmd_type_name(r->type),
+			     (unsigned long long)r->t_enter,
+			     (unsigned long long)a->index);
 }
 
 static void node_stop(struct sw *w, unsigned i, bool torn)
@@ -575,7 +581,7 @@ static void deliver(struct sw *w, size_t k)
 	struct sw_node *nd = &w->nodes[m.to];
 
 	w->msgs[k] = w->msgs[--w->n_msgs];
-	if (nd->up && !w->cut[m.from][m.to]) {
+	if (nd->up && !link_down(w, m.from, m.to)) {
 		int rv = 0;
 
 		if (m.kind == M_RAFT)
