@@ -519,36 +519,40 @@ int sw_leader(struct sw *w)
 	return l;
 }
 
-/* Is node i on a side without a majority of the voters?  The voters as
- * the most advanced node (term, then applied index) sees them: a stale
- * leader's configuration may be long replaced. */
+/*
+ * Is node i on a side without a majority of the voters, in the view of
+ * every node that is up?  Views differ while a configuration change is
+ * under way or a node is behind (a stale candidate, a node that restarted
+ * from an old snapshot), and the leader commits by its own view: only a
+ * side that is a minority in all of them can never commit.  A partition
+ * lasts many election timeouts, so the views agree for most of it.
+ */
 static bool minority(struct sw *w, unsigned i)
 {
-	const struct imexd_cons *c = NULL;
-	unsigned v = 0, mine = 0, j;
+	unsigned views = 0, j;
 
 	if (!w->epoch)
 		return false;
 	for (j = 0; j < w->cfg.n; j++) {
-		const struct imexd_cons *x = w->nodes[j].up ?
+		const struct imexd_cons *c = w->nodes[j].up ?
 			imexd_agree_cons(w->nodes[j].ag) : NULL;
+		unsigned v = 0, mine = 0, k;
 
-		if (x && (!c || imexd_cons_term(x) > imexd_cons_term(c) ||
-			  (imexd_cons_term(x) == imexd_cons_term(c) &&
-			   imexd_cons_applied(x) > imexd_cons_applied(c))))
-			c = x;
-	}
-	if (!c)
-		return false;
-	for (j = 0; j < w->cfg.n; j++) {
-		if (imexd_cons_role(c, imexd_cons_id(c, w->names[j])) != RAFT_VOTER)
+		if (!c)
 			continue;
-		v++;
-		mine += w->side[j] == w->side[i];
+		views++;
+		for (k = 0; k < w->cfg.n; k++) {
+			if (imexd_cons_role(c, imexd_cons_id(c, w->names[k])) !=
+			    RAFT_VOTER)
+				continue;
+			v++;
+			mine += w->side[k] == w->side[i];
+		}
+		/* Half of an even count (a promotion under way) may commit. */
+		if (mine * 2 >= v)
+			return false;
 	}
-	/* Strictly fewer than half: with an even count (a promotion under way)
-	 * the committed configuration may still be the odd one before it. */
-	return mine * 2 < v;
+	return views > 0;
 }
 
 struct sw_req *sw_request(struct sw *w, unsigned i, const struct imexd_cmd *cmd)
