@@ -431,6 +431,19 @@ static int on_message(struct imexd_cons *c, const struct raft_message *m)
 	*out = *m;
 	out->server_id = c->self;
 	out->server_address = c->names[c->self - 1];
+	/*
+	 * libraft 0.22.1 answers a pre-vote request of a lower term with the
+	 * request's term, so the candidate never learns ours: a node with a
+	 * higher term and an older log then refuses it for good, and when its
+	 * vote is needed the group never elects (found by the agreement
+	 * simulator).  Answer a refusal with our term, as etcd does: the
+	 * candidate adopts it and asks again.
+	 */
+	if (m->type == RAFT_REQUEST_VOTE_RESULT &&
+	    m->request_vote_result.pre_vote &&
+	    !m->request_vote_result.vote_granted &&
+	    m->request_vote_result.term < c->raft.current_term)
+		out->request_vote_result.term = c->raft.current_term;
 	if (m->type == RAFT_APPEND_ENTRIES) {
 		struct raft_append_entries *ae = &out->append_entries;
 
@@ -540,6 +553,20 @@ static int apply_committed(struct imexd_cons *c)
 			rv = raft_configuration_decode(&b, &ev.configuration.conf);
 			if (rv)
 				return map_err(rv);
+			if (c->raft.configuration_uncommitted_index != i &&
+			    i > c->raft.configuration_committed_index) {
+				/* libraft 0.22.1 ignores the commit of a
+				 * configuration while a later one is pending
+				 * (replicationApplyConfigurationChange()), so a
+				 * rollback of the later one would restore an
+				 * older configuration than the committed one
+				 * (a split brain).  Record it as committed. */
+				raft_configuration_close(&c->raft.configuration_committed);
+				c->raft.configuration_committed = ev.configuration.conf;
+				c->raft.configuration_committed_index = i;
+				rv = settle_tags(c, i, 0, NULL);
+				break;
+			}
 			rv = queue_event(c, &ev);
 			if (rv) {
 				raft_configuration_close(&ev.configuration.conf);
@@ -794,6 +821,39 @@ static int upkeep(struct imexd_cons *c, uint64_t now)
 
 /* ---- snapshots ---- */
 
+/*
+ * The configuration a snapshot at c->applied carries: the last
+ * configuration entry at or below it still in the log copy (committed,
+ * since applied), else raft's committed one.  raft's own record can lag
+ * behind the log (libraft 0.22.1 skips commits it does not expect, and
+ * restart treats the last stored one as uncommitted); a snapshot with an
+ * older configuration than the entries it replaces makes a restarted node
+ * count votes against replaced voters (found by the agreement simulator).
+ */
+static int snapshot_conf(const struct imexd_cons *c,
+			 struct raft_configuration *conf, raft_index *index)
+{
+	raft_index i;
+
+	for (i = c->applied; i >= c->log_start && i > 0; i--) {
+		const struct cons_entry *e = log_get(c, i);
+		struct raft_buffer b;
+
+		if (!e || e->type != RAFT_CHANGE)
+			continue;
+		if (i <= c->raft.configuration_committed_index)
+			break;
+		b.base = e->buf;
+		b.len = e->len;
+		if (raft_configuration_decode(&b, conf))
+			return -ENOMEM;
+		*index = i;
+		return 0;
+	}
+	*index = c->raft.configuration_committed_index;
+	return conf_copy(&c->raft.configuration_committed, conf);
+}
+
 static int maybe_take_snapshot(struct imexd_cons *c)
 {
 	struct imexd_cons_action *a;
@@ -808,12 +868,11 @@ static int maybe_take_snapshot(struct imexd_cons *c)
 	    !log_get(c, c->applied))
 		return 0;
 	memset(&c->take_meta, 0, sizeof(c->take_meta));
-	if (conf_copy(&c->raft.configuration_committed,
-		      &c->take_meta.configuration))
+	if (snapshot_conf(c, &c->take_meta.configuration,
+			  &c->take_meta.configuration_index))
 		return -ENOMEM;
 	c->take_meta.index = c->applied;
 	c->take_meta.term = log_term(c, c->applied);
-	c->take_meta.configuration_index = c->raft.configuration_committed_index;
 	c->taking = true;
 	a = push(c, IMEXD_CONS_TAKE_SNAPSHOT);
 	if (!a)
@@ -1333,6 +1392,11 @@ raft_term imexd_cons_term(const struct imexd_cons *c)
 raft_index imexd_cons_applied(const struct imexd_cons *c)
 {
 	return c->applied;
+}
+
+raft_index imexd_cons_commit(const struct imexd_cons *c)
+{
+	return raft_commit_index(&c->raft);
 }
 
 int imexd_cons_role(const struct imexd_cons *c, raft_id id)

@@ -23,6 +23,12 @@
  * configuration change at a time, and only after the leader has committed
  * an entry of its own term (a barrier, submitted here when needed).
  *
+ * libraft 0.22.1 workarounds (each found by tests/raft/sim_agree, see
+ * consensus.c): every committed configuration entry is recorded as the
+ * committed configuration (raft skips those it does not expect); a
+ * snapshot carries the last configuration entry it covers; a refused
+ * pre-vote is answered with this server's term, so a candidate learns it.
+ *
  * Out-of-memory policy: a failed allocation returns -ENOMEM from the input
  * call; the daemon treats it as fatal for that event (the raft state may
  * have advanced, so the daemon restarts the server from storage).
@@ -205,6 +211,9 @@ enum raft_state imexd_cons_state(const struct imexd_cons *c);
 raft_id imexd_cons_leader(const struct imexd_cons *c);
 raft_term imexd_cons_term(const struct imexd_cons *c);
 raft_index imexd_cons_applied(const struct imexd_cons *c);
+/* The commit index this server knows (a follower learns it from the
+ * leader). */
+raft_index imexd_cons_commit(const struct imexd_cons *c);
 /* Role of node id in the current configuration (RAFT_VOTER, RAFT_STANDBY,
  * RAFT_SPARE) or -1. */
 int imexd_cons_role(const struct imexd_cons *c, raft_id id);

@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agree: one node's agreement part (consensus + raftlog + fsm +
+ * reconciler): the raft server, the kernel, the inputs.  See agree.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agree_internal.h"
+#include "raftwire.h"
+
+/* ---- the raft server ----------------------------------------------------- */
+
+static int server_stop(struct imexd_agree *a, uint64_t now, int err,
+		       const char *what)
+{
+	size_t i = 0;
+	int rv;
+
+	imexd_cons_free(a->cons);
+	a->cons = NULL;
+	free(a->taken);
+	a->taken = NULL;
+	a->taking = false;
+	a->n_dones = 0;
+	a->failed_now = true;
+	a->restart_at = now + a->et;
+	a->last_leader = 0;
+	rv = ag_log(a, 3, "raft server stopped: %s: %s; restarting from storage in %llu ms",
+		   what, strerror(-err), (unsigned long long)a->et);
+	/* Submitted requests lost their tag: their outcome is unknown. */
+	while (!rv && i < a->n_reqs) {
+		struct ag_req *r = &a->reqs[i];
+
+		if (r->state != REQ_SUBMITTED) {
+			i++;
+			continue;
+		}
+		if (r->kind == REQ_SERVE) {
+			ag_req_del(a, r);
+			continue;
+		}
+		rv = ag_req_finish(a, r, EIO,
+				"this node's raft server stopped (state directory write failed): the change may or may not have been made; check and retry",
+				NULL, 0);
+	}
+	return rv;
+}
+
+/* Stop the server; 1 (stopped) unless that failed. */
+int ag_stop(struct imexd_agree *a, uint64_t now, int err, const char *what)
+{
+	int rv = server_stop(a, now, err, what);
+
+	return rv ? rv : 1;
+}
+
+static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
+{
+	struct imexd_fsm_result res;
+	struct imexd_agree_action *act;
+	struct imexd_cmd cmd;
+	const char *why = NULL;
+	struct ag_req *r;
+	int rv;
+
+	a->rec_due = true;
+	rv = imexd_cmd_decode(ca->apply.data, ca->apply.len, &cmd, &why);
+	if (rv == -ENOMEM)
+		return rv;
+	memset(&res, 0, sizeof(res));
+	if (rv) {
+		/* A committed entry no node could apply: everyone skips it. */
+		res.error = EBADMSG;
+		snprintf(res.message, sizeof(res.message),
+			 "entry %llu does not decode: %s",
+			 (unsigned long long)ca->apply.index, why);
+	} else {
+		rv = imexd_fsm_apply(a->fsm, ca->apply.index, &cmd, &res);
+		imexd_cmd_free(&cmd);
+		if (rv)
+			return rv;
+	}
+	act = ag_push(a, IMEXD_AGREE_APPLIED);
+	if (!act) {
+		imexd_fsm_result_free(&res);
+		return -ENOMEM;
+	}
+	act->index = ca->apply.index;
+	act->error = res.error;
+	act->data = ag_dup(a, ca->apply.data, ca->apply.len);
+	act->len = ca->apply.len;
+	act->message = ag_str(a, res.message);
+	act->def = ag_def(a, &res.def);
+	rv = act->data && act->message && act->def ? 0 : -ENOMEM;
+	r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
+	if (!rv && r && r->state == REQ_SUBMITTED)
+		rv = ag_req_finish(a, r, res.error, res.message, &res.def,
+				ca->apply.index);
+	imexd_fsm_result_free(&res);
+	return rv;
+}
+
+static int on_send(struct imexd_agree *a, const struct imexd_cons_action *ca)
+{
+	struct imexd_agree_action *act;
+	uint8_t *buf;
+	size_t len;
+	int rv = imexd_raftwire_encode(ca->send.msg, &buf, &len);
+
+	if (rv == -ENOMEM)
+		return rv;
+	if (rv)
+		return ag_log(a, 3, "raft message for %s not sent: %s",
+			     ca->send.to_name, strerror(-rv));
+	if (ag_keep(a, buf, false))
+		return -ENOMEM;
+	act = ag_push(a, IMEXD_AGREE_SEND);
+	if (!act)
+		return -ENOMEM;
+	act->to = ag_str(a, ca->send.to_name);
+	act->data = buf;
+	act->len = len;
+	return act->to ? 0 : -ENOMEM;
+}
+
+static int on_state(struct imexd_agree *a, const struct imexd_cons_action *ca)
+{
+	struct imexd_agree_action *act = ag_push(a, IMEXD_AGREE_STATE);
+
+	if (!act)
+		return -ENOMEM;
+	act->state = ca->state.state;
+	act->term = ca->state.term;
+	act->leader = ca->state.leader_name ? ag_str(a, ca->state.leader_name) :
+					      NULL;
+	a->last_leader = ca->state.leader;
+	a->last_state = ca->state.state;
+	return ca->state.leader_name && !act->leader ? -ENOMEM : 0;
+}
+
+static int done_push(struct imexd_agree *a, bool snapshot, raft_index last)
+{
+	if (ag_grow((void **)&a->dones, &a->cap_dones, a->n_dones,
+		 sizeof(*a->dones)))
+		return -ENOMEM;
+	a->dones[a->n_dones].snapshot = snapshot;
+	a->dones[a->n_dones++].last = last;
+	return 0;
+}
+
+/* One consensus action; a storage error stops the server (returned as
+ * 1 after the stop). */
+static int on_action(struct imexd_agree *a, uint64_t now,
+		     const struct imexd_cons_action *ca)
+{
+	struct imexd_raftlog *log = a->cfg.log;
+	const char *why = NULL;
+	uint8_t *blob;
+	size_t len;
+	struct ag_req *r;
+	int rv = 0;
+
+	switch (ca->type) {
+	case IMEXD_CONS_PERSIST_TERM_VOTE:
+		rv = imexd_raftlog_set_term_vote(log, ca->term_vote.term,
+						 ca->term_vote.voted_for);
+		if (rv)
+			return ag_stop(a, now, rv, "storing term and vote");
+		return 0;
+	case IMEXD_CONS_PERSIST_ENTRIES:
+		rv = imexd_raftlog_append(log, ca->entries.index,
+					  ca->entries.entries, ca->entries.n);
+		if (rv)
+			return ag_stop(a, now, rv, "storing log entries");
+		return done_push(a, false,
+				 ca->entries.index + ca->entries.n - 1);
+	case IMEXD_CONS_PERSIST_SNAPSHOT:
+		rv = imexd_raftlog_snapshot_install(log, ca->snapshot.metadata,
+						    ca->snapshot.data,
+						    ca->snapshot.len);
+		if (rv)
+			return ag_stop(a, now, rv, "storing a snapshot");
+		return done_push(a, true, 0);
+	case IMEXD_CONS_SEND:
+		return on_send(a, ca);
+	case IMEXD_CONS_RESTORE:
+		a->rec_due = true;
+		rv = imexd_fsm_restore(a->fsm, ca->snapshot.metadata->index,
+				       ca->snapshot.data, ca->snapshot.len, &why);
+		if (rv)
+			return ag_stop(a, now, rv, why ? why :
+					   "restoring a snapshot");
+		return 0;
+	case IMEXD_CONS_APPLY:
+		rv = on_apply(a, ca);
+		if (rv)
+			return ag_stop(a, now, rv, "applying an entry");
+		return 0;
+	case IMEXD_CONS_DROPPED:
+		r = ag_req_by_id(a, ca->dropped.tag);
+		if (!r || r->state != REQ_SUBMITTED)
+			return 0;
+		return ag_req_finish(a, r, EAGAIN,
+				  "leadership changed before the change committed; it may or may not have been made: check and retry",
+				  NULL, 0);
+	case IMEXD_CONS_TAKE_SNAPSHOT:
+		rv = imexd_fsm_snapshot(a->fsm, &blob, &len);
+		if (rv)
+			return ag_stop(a, now, rv, "encoding a snapshot");
+		rv = imexd_raftlog_snapshot_take(log, ca->snapshot.metadata,
+						 blob, len,
+						 a->cfg.snapshot_trailing);
+		if (rv) {
+			free(blob);
+			return ag_stop(a, now, rv, "storing a snapshot");
+		}
+		a->taken = blob;
+		a->taken_len = len;
+		a->taking = true;
+		return 0;
+	case IMEXD_CONS_STATE:
+		return on_state(a, ca);
+	}
+	return 0;
+}
+
+/* Drain consensus and report durable writes in order, until quiet.  A
+ * failure stops the server (the error is returned). */
+int ag_pump(struct imexd_agree *a, uint64_t now)
+{
+	struct imexd_cons_action ca;
+	int rv;
+
+	while (a->cons) {
+		while (imexd_cons_next(a->cons, &ca)) {
+			rv = on_action(a, now, &ca);
+			if (rv > 0)
+				return 0;
+			if (rv < 0) {
+				ag_stop(a, now, rv, "handling a raft action");
+				return rv;
+			}
+		}
+		if (a->taking) {
+			a->taking = false;
+			rv = imexd_cons_snapshot_taken(a->cons, now, a->taken,
+						       a->taken_len);
+			free(a->taken);
+			a->taken = NULL;
+		} else if (a->n_dones) {
+			struct ag_done d = a->dones[0];
+
+			memmove(a->dones, a->dones + 1,
+				--a->n_dones * sizeof(*a->dones));
+			rv = d.snapshot ?
+			     imexd_cons_snapshot_persisted(a->cons, now) :
+			     imexd_cons_persisted(a->cons, now, d.last);
+		} else {
+			break;
+		}
+		if (rv) {
+			ag_stop(a, now, rv, "reporting a durable write");
+			return rv;
+		}
+	}
+	return 0;
+}
+
+/* (Re)start the raft server and the table from what storage holds. */
+static int server_start(struct imexd_agree *a, uint64_t now)
+{
+	struct imexd_raftlog *log = a->cfg.log;
+	struct imexd_cons_config cc = {
+		.roster = (const char *const *)a->roster,
+		.n_roster = a->cfg.n_roster,
+		.self = a->self,
+		.election_timeout_ms = a->cfg.election_timeout_ms,
+		.heartbeat_timeout_ms = a->cfg.heartbeat_timeout_ms,
+		.lost_voter_timeouts = a->cfg.lost_voter_timeouts,
+		.snapshot_threshold = a->cfg.snapshot_threshold,
+		.snapshot_trailing = a->cfg.snapshot_trailing,
+		.seed = a->cfg.seed++,
+	};
+	const struct raft_snapshot_metadata *meta;
+	struct imexd_cons_start st = { 0 };
+	struct raft_entry *ents = NULL;
+	struct imexd_cons *cons = NULL;
+	raft_index first, last, i;
+	struct raft_buffer snap;
+	struct imexd_fsm *fsm;
+	const char *why = NULL;
+	unsigned n = 0;
+	int rv;
+
+	a->failed_now = false;
+	fsm = imexd_fsm_new();
+	if (!fsm)
+		return -ENOMEM;
+	meta = imexd_raftlog_snapshot(log, &snap);
+	if (meta) {
+		rv = imexd_fsm_restore(fsm, meta->index, snap.base, snap.len,
+				       &why);
+		if (rv) {
+			imexd_fsm_free(fsm);
+			a->restart_at = now + a->et;
+			ag_log(a, 3, "stored snapshot refused: %s", why);
+			return rv;
+		}
+	}
+	first = imexd_raftlog_start_index(log);
+	last = imexd_raftlog_last_index(log);
+	if (last >= first && first) {
+		ents = calloc(last - first + 1, sizeof(*ents));
+		if (!ents) {
+			imexd_fsm_free(fsm);
+			return -ENOMEM;
+		}
+		for (i = first; i <= last; i++) {
+			const struct raft_entry *e = imexd_raftlog_entry(log, i);
+
+			if (!e)
+				break;
+			ents[n] = *e;
+			ents[n++].batch = NULL;
+		}
+	}
+	st.term = imexd_raftlog_term(log);
+	st.voted_for = imexd_raftlog_vote(log);
+	st.snapshot = meta;
+	st.snapshot_data = meta ? snap.base : NULL;
+	st.snapshot_len = meta ? snap.len : 0;
+	st.start_index = n ? first : (meta ? meta->index + 1 : 1);
+	st.entries = ents;
+	st.n_entries = n;
+	rv = imexd_cons_new(&cc, &cons);
+	if (!rv)
+		rv = imexd_cons_start(cons, now, &st);
+	free(ents);
+	if (rv) {
+		imexd_cons_free(cons);
+		imexd_fsm_free(fsm);
+		a->restart_at = now + a->et;
+		return rv;
+	}
+	imexd_fsm_free(a->fsm);
+	a->fsm = fsm;
+	a->cons = cons;
+	a->last_leader = 0;
+	a->rec_due = true;
+	return ag_pump(a, now);
+}
+
+/* ---- identity and kernel ------------------------------------------------- */
+
+bool ag_synced(const struct imexd_agree *a)
+{
+	raft_index ci;
+
+	if (!a->cons || !imexd_cons_leader(a->cons))
+		return false;
+	ci = imexd_cons_commit(a->cons);
+	return ci && imexd_cons_applied(a->cons) >= ci &&
+	       imexd_raftlog_term_of(a->cfg.log, ci) == imexd_cons_term(a->cons);
+}
+
+static int identity(struct imexd_agree *a, uint64_t now)
+{
+	const struct imexd_fsm_node *n, *me = &a->cfg.identity;
+	struct imexd_cmd cmd = { .type = IMEXD_CMD_NODE_SET };
+	uint8_t *buf;
+	size_t i, len;
+	int rv;
+
+	if (a->identity_refused || !ag_synced(a))
+		return 0;
+	n = imexd_fsm_node(a->fsm, a->self);
+	if (n && !memcmp(n->uuid, me->uuid, 16) &&
+	    !memcmp(n->fabric_uuid, me->fabric_uuid, 16) &&
+	    n->partition == me->partition &&
+	    n->max_channels == me->max_channels)
+		return 0;
+	for (i = 0; i < a->n_reqs; i++)
+		if (a->reqs[i].kind == REQ_IDENTITY)
+			return 0;
+	cmd.u.node_set = *me;
+	rv = imexd_cmd_encode(&cmd, &buf, &len, NULL);
+	if (rv) {
+		a->identity_refused = true;
+		return rv == -ENOMEM ? rv :
+		       ag_log(a, 3, "this node's fabric identity does not encode");
+	}
+	if (!ag_req_new(a, now, REQ_IDENTITY, 0, buf, len)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	return ag_dispatch(a, now);
+}
+
+static bool skipped(const struct imexd_agree *a, const struct imexd_rec_step *s)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_skip; i++)
+		if (a->skip[i][0] == (char)s->type &&
+		    !strcmp(a->skip[i] + 1, s->def.name))
+			return true;
+	return false;
+}
+
+/* The plan from the committed table to the kernel's domains. */
+static int plan(const struct imexd_agree *a, struct imexd_rec_plan *p)
+{
+	struct imexd_def *want = NULL;
+	const struct imexd_def *d;
+	size_t pos = 0, n = 0, max = 0;
+	int rv;
+
+	for (pos = 0; imexd_fsm_domain_of(a->fsm, a->self, &pos); )
+		max++;
+	if (max) {
+		want = malloc(max * sizeof(*want));
+		if (!want)
+			return -ENOMEM;
+	}
+	for (pos = 0; want && n < max &&
+		      (d = imexd_fsm_domain_of(a->fsm, a->self, &pos)); )
+		want[n++] = *d; /* shallow: the plan copies what it keeps */
+	rv = imexd_rec_plan(a->self, want, n, a->have, a->n_have, p);
+	free(want);
+	return rv;
+}
+
+static int reconcile(struct imexd_agree *a)
+{
+	struct imexd_agree_action *act;
+	struct imexd_rec_plan p;
+	size_t i;
+	int rv;
+
+	if (a->inflight || !a->rec_due || !ag_synced(a))
+		return 0;
+	rv = plan(a, &p);
+	if (rv)
+		return rv;
+	for (i = 0; i < p.n && skipped(a, &p.steps[i]); i++)
+		;
+	if (i == p.n) {
+		a->rec_due = false;
+		a->n_skip = 0;
+		imexd_rec_plan_free(&p);
+		return 0;
+	}
+	act = ag_push(a, IMEXD_AGREE_KERNEL);
+	if (act) {
+		act->step = p.steps[i].type;
+		act->def = ag_def(a, &p.steps[i].def);
+		a->cur.type = p.steps[i].type;
+		snprintf(a->cur.def.name, sizeof(a->cur.def.name), "%s",
+			 p.steps[i].def.name);
+		a->inflight = true;
+	}
+	imexd_rec_plan_free(&p);
+	return act && act->def ? 0 : -ENOMEM;
+}
+
+static int have_set(struct imexd_agree *a, const struct imexd_def *kernel,
+		    size_t n)
+{
+	struct imexd_def *v = NULL;
+	size_t i;
+
+	if (n && !kernel)
+		return -EINVAL;
+	if (n) {
+		v = calloc(n, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		if (imexd_def_copy(&v[i], &kernel[i])) {
+			while (i--)
+				imexd_def_free(&v[i]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < a->n_have; i++)
+		imexd_def_free(&a->have[i]);
+	free(a->have);
+	a->have = v;
+	a->n_have = n;
+	return 0;
+}
+
+/* What every input ends with. */
+int ag_settle(struct imexd_agree *a, uint64_t now)
+{
+	int rv = ag_pump(a, now);
+
+	if (!rv)
+		rv = ag_dispatch(a, now);
+	if (!rv)
+		rv = ag_expire(a, now);
+	if (!rv)
+		rv = identity(a, now);
+	if (!rv)
+		rv = reconcile(a);
+	return rv;
+}
+
+/* ---- inputs -------------------------------------------------------------- */
+
+int imexd_agree_start(struct imexd_agree *a, uint64_t now,
+		      const struct imexd_def *kernel, size_t n)
+{
+	int rv = ag_begin(a);
+
+	if (!rv && a->started)
+		rv = -EINVAL;
+	if (!rv)
+		rv = have_set(a, kernel, n);
+	if (rv)
+		return rv;
+	a->started = true;
+	/* Request ids (FORWARD tags) from the start time: a late REPLY to the
+	 * previous incarnation of this node must not match a new request. */
+	a->next_id = (now << 16) | 1;
+	a->next_period = now + a->cfg.reconcile_period_ms;
+	rv = server_start(a, now);
+	if (rv == -ENOMEM)
+		return rv;
+	return ag_settle(a, now);
+}
+
+int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
+			const uint8_t *buf, size_t len)
+{
+	struct raft_message msg;
+	const char *why = NULL;
+	raft_id id;
+	int rv = ag_begin(a);
+
+	if (rv || !a->cons)
+		return rv;
+	id = imexd_cons_id(a->cons, from);
+	if (!id || id == imexd_cons_self(a->cons))
+		return ag_log(a, 4, "raft message from %s dropped: not a peer in the roster",
+			     from);
+	rv = imexd_raftwire_decode(buf, len, id, imexd_cons_name(a->cons, id),
+				   &msg, &why);
+	if (rv == -ENOMEM)
+		return rv;
+	if (rv)
+		return ag_log(a, 4, "raft message from %s dropped: %s", from,
+			     why ? why : strerror(-rv));
+	a->heard[id] = now;
+	rv = imexd_cons_receive(a->cons, now, id, &msg);
+	imexd_raftwire_release(&msg);
+	if (rv) {
+		ag_stop(a, now, rv, "receiving a raft message");
+		return rv == -ENOMEM ? rv : 0;
+	}
+	return ag_settle(a, now);
+}
+
+int imexd_agree_tick(struct imexd_agree *a, uint64_t now)
+{
+	int rv = ag_begin(a);
+
+	if (rv || !a->started)
+		return rv;
+	if (!a->cons && now >= a->restart_at) {
+		rv = server_start(a, now);
+		if (rv == -ENOMEM)
+			return rv;
+	}
+	if (a->cons && now >= imexd_cons_timeout(a->cons)) {
+		rv = imexd_cons_tick(a->cons, now);
+		if (rv) {
+			ag_stop(a, now, rv, "a raft timer");
+			return rv == -ENOMEM ? rv : 0;
+		}
+	}
+	if (now >= a->next_period) {
+		a->rec_due = true;
+		a->next_period = now + a->cfg.reconcile_period_ms;
+	}
+	return ag_settle(a, now);
+}
+
+uint64_t imexd_agree_timeout(const struct imexd_agree *a)
+{
+	uint64_t t = a->next_period;
+	size_t i;
+
+	if (a->cons && imexd_cons_timeout(a->cons) < t)
+		t = imexd_cons_timeout(a->cons);
+	if (!a->cons && a->restart_at < t)
+		t = a->restart_at;
+	for (i = 0; i < a->n_reqs; i++) {
+		if (a->reqs[i].deadline < t)
+			t = a->reqs[i].deadline;
+		if (a->cons && a->reqs[i].state == REQ_WAIT &&
+		    a->reqs[i].retry_at < t &&
+		    a->reqs[i].retry_at)
+			t = a->reqs[i].retry_at;
+	}
+	return t;
+}
+
+int imexd_agree_kernel_done(struct imexd_agree *a, uint64_t now, int error,
+			    const struct imexd_def *kernel, size_t n)
+{
+	int rv = ag_begin(a);
+
+	if (!rv && !a->inflight)
+		rv = -EINVAL;
+	if (!rv)
+		rv = have_set(a, kernel, n);
+	if (rv)
+		return rv;
+	a->inflight = false;
+	if (error) {
+		if (!ag_grow((void **)&a->skip, &a->cap_skip, a->n_skip,
+			  sizeof(*a->skip))) {
+			a->skip[a->n_skip][0] = (char)a->cur.type;
+			snprintf(a->skip[a->n_skip] + 1, IMEX_NAME_MAX, "%s",
+				 a->cur.def.name);
+			a->n_skip++;
+		}
+		rv = ag_log(a, 4, "kernel refused to %s domain %s: %s; retrying at the next reconcile",
+			   a->cur.type == IMEXD_REC_SET ? "set" : "remove",
+			   a->cur.def.name, strerror(error));
+		if (rv)
+			return rv;
+	}
+	return ag_settle(a, now);
+}
+
+/* ---- life ---------------------------------------------------------------- */
+
+int imexd_agree_new(const struct imexd_agree_config *cfg,
+		    struct imexd_agree **out)
+{
+	struct imexd_agree *a;
+	unsigned i;
+
+	*out = NULL;
+	if (!cfg->log || !cfg->self || !cfg->roster || !cfg->n_roster ||
+	    cfg->n_roster > IMEXD_CONS_ROSTER_MAX ||
+	    strlen(cfg->self) >= IMEX_NAME_MAX)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->cfg = *cfg;
+	if (!a->cfg.election_timeout_ms)
+		a->cfg.election_timeout_ms = 1000;
+	a->et = a->cfg.election_timeout_ms;
+	if (!a->cfg.snapshot_threshold)
+		a->cfg.snapshot_threshold = 256;
+	if (!a->cfg.snapshot_trailing)
+		a->cfg.snapshot_trailing = 64;
+	if (!a->cfg.request_timeout_ms)
+		a->cfg.request_timeout_ms = 5 * a->et;
+	if (!a->cfg.reconcile_period_ms)
+		a->cfg.reconcile_period_ms = 5 * a->et;
+	snprintf(a->self, sizeof(a->self), "%s", cfg->self);
+	snprintf(a->cfg.identity.name, sizeof(a->cfg.identity.name), "%s",
+		 cfg->self);
+	a->next_id = 1;
+	a->roster = calloc(cfg->n_roster, sizeof(*a->roster));
+	a->heard = calloc(cfg->n_roster + 1, sizeof(*a->heard));
+	a->fsm = imexd_fsm_new();
+	if (!a->roster || !a->heard || !a->fsm) {
+		imexd_agree_free(a);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cfg->n_roster; i++) {
+		a->roster[i] = strdup(cfg->roster[i]);
+		if (!a->roster[i]) {
+			imexd_agree_free(a);
+			return -ENOMEM;
+		}
+	}
+	a->cfg.roster = (const char *const *)a->roster;
+	*out = a;
+	return 0;
+}
+
+void imexd_agree_free(struct imexd_agree *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	imexd_cons_free(a->cons);
+	imexd_fsm_free(a->fsm);
+	for (i = 0; i < a->n_reqs; i++)
+		free(a->reqs[i].cmd);
+	free(a->reqs);
+	ag_scratch_free(a);
+	free(a->scratch);
+	free(a->acts);
+	free(a->dones);
+	free(a->taken);
+	for (i = 0; i < a->n_have; i++)
+		imexd_def_free(&a->have[i]);
+	free(a->have);
+	free(a->skip);
+	free(a->heard);
+	if (a->roster)
+		for (i = 0; i < a->cfg.n_roster; i++)
+			free(a->roster[i]);
+	free(a->roster);
+	free(a);
+}
+
+const struct imexd_fsm *imexd_agree_fsm(const struct imexd_agree *a)
+{
+	return a->fsm;
+}
+
+const struct imexd_cons *imexd_agree_cons(const struct imexd_agree *a)
+{
+	return a->cons;
+}
+
+bool imexd_agree_synced(const struct imexd_agree *a)
+{
+	return ag_synced(a);
+}
+
+bool imexd_agree_reconciled(const struct imexd_agree *a)
+{
+	struct imexd_rec_plan p;
+	bool done;
+
+	if (!ag_synced(a) || a->inflight || plan(a, &p))
+		return false;
+	done = p.n == 0;
+	imexd_rec_plan_free(&p);
+	return done;
+}

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agree: the action queue (and what its actions own until the next
+ * input) and requests (submit, forward, serve, expire).  See agree.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agree_internal.h"
+
+/* ---- growth and scratch -------------------------------------------------- */
+
+int ag_grow(void **p, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	q = realloc(*p, ncap * sz);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+int ag_keep(struct imexd_agree *a, void *p, bool def)
+{
+	if (ag_grow((void **)&a->scratch, &a->cap_scratch, a->n_scratch,
+		 sizeof(*a->scratch))) {
+		if (def)
+			imexd_def_free(p);
+		free(p);
+		return -ENOMEM;
+	}
+	a->scratch[a->n_scratch].p = p;
+	a->scratch[a->n_scratch++].def = def;
+	return 0;
+}
+
+void ag_scratch_free(struct imexd_agree *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_scratch; i++) {
+		if (a->scratch[i].def)
+			imexd_def_free(a->scratch[i].p);
+		free(a->scratch[i].p);
+	}
+	a->n_scratch = 0;
+}
+
+struct imexd_agree_action *ag_push(struct imexd_agree *a,
+				       enum imexd_agree_action_type type)
+{
+	struct imexd_agree_action *act;
+
+	if (ag_grow((void **)&a->acts, &a->cap_acts, a->n_acts, sizeof(*a->acts)))
+		return NULL;
+	act = &a->acts[a->n_acts++];
+	memset(act, 0, sizeof(*act));
+	act->type = type;
+	act->message = "";
+	return act;
+}
+
+const char *ag_str(struct imexd_agree *a, const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d || ag_keep(a, d, false))
+		return NULL;
+	return d;
+}
+
+const void *ag_dup(struct imexd_agree *a, const void *p, size_t len)
+{
+	void *d = malloc(len ? len : 1);
+
+	if (!d)
+		return NULL;
+	if (len)
+		memcpy(d, p, len);
+	if (ag_keep(a, d, false))
+		return NULL;
+	return d;
+}
+
+const struct imexd_def *ag_def(struct imexd_agree *a,
+				    const struct imexd_def *def)
+{
+	struct imexd_def *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	if (def && def->name[0] && imexd_def_copy(d, def)) {
+		free(d);
+		return NULL;
+	}
+	if (ag_keep(a, d, true))
+		return NULL;
+	return d;
+}
+
+__attribute__((format(printf, 3, 4)))
+int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
+{
+	struct imexd_agree_action *act;
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	act = ag_push(a, IMEXD_AGREE_LOG);
+	if (!act)
+		return -ENOMEM;
+	act->level = level;
+	act->message = ag_str(a, buf);
+	return act->message ? 0 : -ENOMEM;
+}
+
+/* Every input starts here: the previous actions must have been drained. */
+int ag_begin(struct imexd_agree *a)
+{
+	if (a->next_act < a->n_acts)
+		return -EBUSY;
+	a->n_acts = 0;
+	a->next_act = 0;
+	ag_scratch_free(a);
+	return 0;
+}
+
+bool imexd_agree_next(struct imexd_agree *a, struct imexd_agree_action *act)
+{
+	if (a->next_act >= a->n_acts)
+		return false;
+	*act = a->acts[a->next_act++];
+	return true;
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+struct ag_req *ag_req_by_id(struct imexd_agree *a, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_reqs; i++)
+		if (a->reqs[i].id == id)
+			return &a->reqs[i];
+	return NULL;
+}
+
+void ag_req_del(struct imexd_agree *a, struct ag_req *r)
+{
+	free(r->cmd);
+	r->cmd = NULL;
+	if (r != &a->reqs[a->n_reqs - 1]) {
+		*r = a->reqs[a->n_reqs - 1];
+		a->reqs[a->n_reqs - 1].cmd = NULL;
+	}
+	a->n_reqs--;
+}
+
+/* The request's end: DONE, REPLY or a log line; then it is gone. */
+int ag_req_finish(struct imexd_agree *a, struct ag_req *r, int error,
+		      const char *message, const struct imexd_def *def,
+		      uint64_t index)
+{
+	struct imexd_agree_action *act;
+	int rv = 0;
+
+	if (r->kind == REQ_IDENTITY) {
+		if (error == EBUSY)
+			a->identity_refused = true;
+		if (error)
+			rv = ag_log(a, 4, "reporting this node's fabric identity failed: %s",
+				   message);
+		ag_req_del(a, r);
+		return rv;
+	}
+	act = ag_push(a, r->kind == REQ_LOCAL ? IMEXD_AGREE_DONE :
+					       IMEXD_AGREE_REPLY);
+	if (!act) {
+		ag_req_del(a, r);
+		return -ENOMEM;
+	}
+	act->tag = r->tag;
+	act->error = error;
+	act->index = index;
+	act->message = ag_str(a, message);
+	act->def = ag_def(a, def);
+	if (r->kind == REQ_SERVE)
+		act->to = ag_str(a, r->peer);
+	if (!act->message || !act->def || (r->kind == REQ_SERVE && !act->to))
+		rv = -ENOMEM;
+	ag_req_del(a, r);
+	return rv;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
+
+	return p < q ? -1 : p > q;
+}
+
+/* Sorted, duplicates dropped, into a new array (*out; NULL for none). */
+static int ids_norm(const uint32_t *ids, uint32_t n, uint32_t **out,
+		    uint32_t *nout)
+{
+	uint32_t i, m = 0;
+	uint32_t *v;
+
+	*out = NULL;
+	*nout = 0;
+	if (!n || !ids)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, ids, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (!m || v[m - 1] != v[i])
+			v[m++] = v[i];
+	*out = v;
+	*nout = m;
+	return 0;
+}
+
+/* Encode @cmd with its channel ids normalized. */
+static int cmd_encode(const struct imexd_cmd *cmd, uint8_t **out, size_t *len,
+		      const char **why)
+{
+	struct imexd_cmd c = *cmd;
+	uint32_t *ids = NULL, *nids = NULL;
+	int rv;
+
+	if (c.type == IMEXD_CMD_DOMAIN_CREATE) {
+		ids = c.u.create.ch.ids;
+		nids = &c.u.create.ch.nids;
+	} else if (c.type == IMEXD_CMD_CHANNEL_ALLOC) {
+		ids = c.u.alloc.ch.ids;
+		nids = &c.u.alloc.ch.nids;
+	} else if (c.type == IMEXD_CMD_CHANNEL_FREE) {
+		ids = c.u.free.ids;
+		nids = &c.u.free.nids;
+	}
+	if (nids) {
+		uint32_t *v;
+
+		rv = ids_norm(ids, *nids, &v, nids);
+		if (rv)
+			return rv;
+		if (c.type == IMEXD_CMD_DOMAIN_CREATE)
+			c.u.create.ch.ids = v;
+		else if (c.type == IMEXD_CMD_CHANNEL_ALLOC)
+			c.u.alloc.ch.ids = v;
+		else
+			c.u.free.ids = v;
+		rv = imexd_cmd_encode(&c, out, len, why);
+		free(v);
+		return rv;
+	}
+	return imexd_cmd_encode(&c, out, len, why);
+}
+
+struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
+			      enum req_kind kind, uint64_t tag, uint8_t *cmd,
+			      size_t len)
+{
+	struct ag_req *r;
+
+	if (ag_grow((void **)&a->reqs, &a->cap_reqs, a->n_reqs, sizeof(*a->reqs)))
+		return NULL;
+	r = &a->reqs[a->n_reqs++];
+	memset(r, 0, sizeof(*r));
+	r->id = a->next_id++;
+	r->tag = tag;
+	r->kind = kind;
+	r->state = REQ_WAIT;
+	r->cmd = cmd;
+	r->len = len;
+	r->type = len > 1 ? cmd[1] : 0;
+	r->deadline = now + a->cfg.request_timeout_ms;
+	return r;
+}
+
+/* "no quorum: 2 of 5 voters reachable (n3, n4, n5 unreachable)", or ""
+ * when every voter was heard from lately. */
+void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf,
+			size_t size)
+{
+	char lost[100] = "";
+	unsigned voters = 0, up = 0;
+	size_t off = 0;
+	raft_id id;
+
+	buf[0] = '\0';
+	if (!a->cons)
+		return;
+	for (id = 1; id <= a->cfg.n_roster; id++) {
+		if (imexd_cons_role(a->cons, id) != RAFT_VOTER)
+			continue;
+		voters++;
+		if (id == imexd_cons_self(a->cons) ||
+		    a->heard[id] + 2 * a->et >= now) {
+			up++;
+			continue;
+		}
+		if (off < sizeof(lost))
+			off += (size_t)snprintf(lost + off, sizeof(lost) - off,
+					"%s%s", off ? ", " : "",
+					imexd_cons_name(a->cons, id));
+	}
+	if (up < voters / 2 + 1)
+		snprintf(buf, size, "no quorum: %u of %u voters reachable (%s unreachable)",
+			 up, voters, lost);
+}
+
+/* ---- requests: dispatch and expiry --------------------------------------- */
+
+static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
+{
+	struct imexd_agree_action *act;
+	raft_id leader = imexd_cons_leader(a->cons);
+
+	r->retry_at = 0; /* with no leader: at the next input */
+	raft_index index;
+	const char *name;
+	int rv;
+
+	if (leader == imexd_cons_self(a->cons)) {
+		rv = imexd_cons_submit(a->cons, now, r->cmd, r->len, r->id,
+				       &index, &leader);
+		if (!rv) {
+			r->state = REQ_SUBMITTED;
+			return ag_pump(a, now);
+		}
+		if (rv != -IMEXD_CONS_ENOTLEADER)
+			return ag_req_finish(a, r, -rv,
+					  "the leader could not take the change: it was not made",
+					  NULL, 0);
+	}
+	if (r->kind == REQ_SERVE)
+		return ag_req_finish(a, r, IMEXD_CONS_ENOTLEADER,
+				  "not the leader", NULL, 0);
+	name = leader ? imexd_cons_name(a->cons, leader) : NULL;
+	if (!name)
+		return 0;
+	act = ag_push(a, IMEXD_AGREE_FORWARD);
+	if (!act)
+		return -ENOMEM;
+	act->to = ag_str(a, name);
+	act->tag = r->id;
+	act->data = ag_dup(a, r->cmd, r->len);
+	act->len = r->len;
+	snprintf(r->peer, sizeof(r->peer), "%s", name);
+	r->state = REQ_FORWARDED;
+	return act->to && act->data ? 0 : -ENOMEM;
+}
+
+int ag_dispatch(struct imexd_agree *a, uint64_t now)
+{
+	uint64_t *ids;
+	size_t i, n = 0;
+	int rv = 0;
+
+	if (!a->n_reqs || !a->cons)
+		return 0;
+	/* Requests finish (and move) while dispatching: go by id. */
+	ids = malloc(a->n_reqs * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < a->n_reqs; i++)
+		if (a->reqs[i].state == REQ_WAIT && a->reqs[i].retry_at <= now)
+			ids[n++] = a->reqs[i].id;
+	for (i = 0; i < n && !rv && a->cons; i++) {
+		struct ag_req *r = ag_req_by_id(a, ids[i]);
+
+		if (r && r->state == REQ_WAIT)
+			rv = dispatch_one(a, now, r);
+	}
+	free(ids);
+	return rv;
+}
+
+int ag_expire(struct imexd_agree *a, uint64_t now)
+{
+	char text[IMEXD_MESSAGE_MAX + 1], q[160];
+	size_t i = 0;
+	int rv;
+
+	while (i < a->n_reqs) {
+		struct ag_req *r = &a->reqs[i];
+
+		if (r->deadline > now) {
+			i++;
+			continue;
+		}
+		if (r->kind == REQ_SERVE) {
+			ag_req_del(a, r);
+			continue;
+		}
+		ag_quorum_text(a, now, q, sizeof(q));
+		if (!a->cons)
+			snprintf(text, sizeof(text),
+				 "this node's raft server is down (state directory write failed): the %s was not made",
+				 imexd_cmd_type_name(r->type));
+		else if (r->state == REQ_WAIT)
+			snprintf(text, sizeof(text), "%s%sno leader reachable: the %s was not made",
+				 q, q[0] ? "; " : "", imexd_cmd_type_name(r->type));
+		else if (q[0])
+			snprintf(text, sizeof(text), "%s: the %s may or may not have been made; check and retry",
+				 q, imexd_cmd_type_name(r->type));
+		else
+			snprintf(text, sizeof(text), "timed out waiting for the %s to commit: it may or may not have been made; check and retry",
+				 imexd_cmd_type_name(r->type));
+		rv = ag_req_finish(a, r, ETIMEDOUT, text, NULL, 0);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
+int imexd_agree_request(struct imexd_agree *a, uint64_t now,
+			const struct imexd_cmd *cmd, uint64_t tag)
+{
+	struct imexd_agree_action *act;
+	const char *why = NULL;
+	char text[IMEXD_MESSAGE_MAX + 1];
+	uint8_t *buf;
+	size_t len;
+	int rv = ag_begin(a);
+
+	if (rv)
+		return rv;
+	rv = cmd_encode(cmd, &buf, &len, &why);
+	if (rv == -ENOMEM)
+		return rv;
+	if (rv) {
+		act = ag_push(a, IMEXD_AGREE_DONE);
+		if (!act)
+			return -ENOMEM;
+		snprintf(text, sizeof(text), "invalid request: %s",
+			 why ? why : strerror(-rv));
+		act->tag = tag;
+		act->error = -rv;
+		act->message = ag_str(a, text);
+		act->def = ag_def(a, NULL);
+		return act->message && act->def ? 0 : -ENOMEM;
+	}
+	if (!ag_req_new(a, now, REQ_LOCAL, tag, buf, len)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	return ag_settle(a, now);
+}
+
+int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
+			  const char *from, uint64_t tag,
+			  const uint8_t *cmd, size_t len)
+{
+	struct imexd_cmd c;
+	const char *why = NULL;
+	struct ag_req *r;
+	uint8_t *buf;
+	size_t i;
+	int rv = ag_begin(a);
+
+	if (rv)
+		return rv;
+	for (i = 0; i < a->cfg.n_roster; i++)
+		if (!strcmp(a->roster[i], from) && strcmp(from, a->self))
+			break;
+	if (i == a->cfg.n_roster)
+		return ag_log(a, 4, "request from %s dropped: not a peer in the roster",
+			     from);
+	/* A duplicate of a request being served is the same request. */
+	for (i = 0; i < a->n_reqs; i++)
+		if (a->reqs[i].kind == REQ_SERVE && a->reqs[i].tag == tag &&
+		    !strcmp(a->reqs[i].peer, from))
+			return 0;
+	rv = imexd_cmd_decode(cmd, len, &c, &why);
+	if (rv == -ENOMEM)
+		return rv;
+	if (!rv)
+		imexd_cmd_free(&c);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, cmd, len);
+	r = ag_req_new(a, now, REQ_SERVE, tag, buf, len);
+	if (!r) {
+		free(buf);
+		return -ENOMEM;
+	}
+	snprintf(r->peer, sizeof(r->peer), "%s", from);
+	if (rv) {
+		char text[IMEXD_MESSAGE_MAX + 1];
+
+		snprintf(text, sizeof(text), "invalid request: %s", why);
+		rv = ag_req_finish(a, r, EINVAL, text, NULL, 0);
+		return rv ? rv : ag_settle(a, now);
+	}
+	return ag_settle(a, now);
+}
+
+int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
+		      uint64_t tag, int error, const char *message,
+		      const struct imexd_def *def, uint64_t index)
+{
+	struct ag_req *r;
+	int rv = ag_begin(a);
+
+	if (rv)
+		return rv;
+	r = ag_req_by_id(a, tag);
+	if (r && r->state == REQ_FORWARDED && !strcmp(r->peer, from)) {
+		if (error == IMEXD_CONS_ENOTLEADER && !index) {
+			/* Never submitted there: find the leader again. */
+			r->state = REQ_WAIT;
+			r->retry_at = now + a->et / 10 + 1;
+		} else {
+			rv = ag_req_finish(a, r, error, message ? message : "",
+					def, index);
+		}
+	}
+	return rv ? rv : ag_settle(a, now);
+}

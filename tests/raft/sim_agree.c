@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agreement simulator: agree nodes (imexd/agree.c, driving the real
+ * libraft through consensus.c) in the world of sim_world.c, under crashes
+ * at chosen steps, restarts, long partitions and one-way cuts, a full
+ * disk, duplicated and reordered messages, with random admin requests and
+ * the history checker.  Named scenarios reproduce the failures of issue
+ * 12 (2, 3, 4, 5).
+ *
+ *   sim_agree scenarios            the named scenarios
+ *   sim_agree seeds N [FIRST]      N random seeds from FIRST (default 1)
+ *   sim_agree big [SEED]           one 144-node random run
+ *   IMEX_SEED=N sim_agree          replay seed N (its node count: 3 + N % 16)
+ *
+ * Every failure prints IMEX_SEED=N; exit status 1 if any check failed.
+ * To bisect a failure: SIM_NODES=N forces the node count, SIM_NO_CRASH,
+ * SIM_NO_PART, SIM_NO_CUT, SIM_NO_DISKFULL switch a fault off, and
+ * SIM_VERBOSE=1 traces applies, state changes, crashes and log lines.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_world.h"
+
+#define ET ((uint64_t)100)	/* election timeout (simulated ms) */
+#define NAMES 6			/* domain names d0..d5 */
+
+static unsigned failures;
+
+static struct sw *world(unsigned n, unsigned seed)
+{
+	struct sw_config cfg = {
+		.n = n, .seed = seed, .et_ms = (unsigned)ET,
+		.latency_ms = 1, .jitter_ms = 3, .dup_pct = 5,
+		.max_channels = 12,
+		.snapshot_threshold = 32, .snapshot_trailing = 8,
+		.quiet = true,
+	};
+
+	return sw_new(&cfg);
+}
+
+/* Converged, every node's fabric identity in the table. */
+static bool converged(struct sw *w)
+{
+	return sw_converged(w) &&
+	       imexd_fsm_node_count(imexd_agree_fsm(sw_agree(w, 0))) == sw_n(w);
+}
+
+/* A command with its arrays in the caller's storage. */
+struct req_buf {
+	struct imexd_cmd c;
+	struct imexd_member m[8];
+	uint32_t ids[8];
+};
+
+static void set_members(struct req_buf *b, struct sw *w, const unsigned *nodes,
+			unsigned n)
+{
+	unsigned i;
+
+	memset(b->m, 0, sizeof(b->m));
+	for (i = 0; i < n; i++)
+		snprintf(b->m[i].name, sizeof(b->m[i].name), "%s",
+			 sw_name(w, nodes[i]));
+	b->c.u.create.members = b->m;
+	b->c.u.create.nmembers = (uint16_t)n;
+}
+
+static void mk_create(struct req_buf *b, struct sw *w, const char *name,
+		      uint8_t uuid, const unsigned *nodes, unsigned n,
+		      uint32_t count, const uint32_t *ids, uint32_t nids)
+{
+	memset(b, 0, sizeof(*b));
+	b->c.type = IMEXD_CMD_DOMAIN_CREATE;
+	snprintf(b->c.u.create.name, IMEX_NAME_MAX, "%s", name);
+	memset(b->c.u.create.uuid, uuid, 16);
+	set_members(b, w, nodes, n);
+	b->c.u.create.ch.count = count;
+	if (nids)
+		memcpy(b->ids, ids, nids * sizeof(*ids));
+	b->c.u.create.ch.ids = nids ? b->ids : NULL;
+	b->c.u.create.ch.nids = nids;
+	b->c.u.create.ch.uid = 1000;
+	b->c.u.create.ch.gid = 1000;
+	b->c.u.create.ch.mode = 0600;
+}
+
+static void mk_simple(struct req_buf *b, uint8_t type, const char *name,
+		      const char *member)
+{
+	memset(b, 0, sizeof(*b));
+	b->c.type = type;
+	if (type == IMEXD_CMD_DOMAIN_DELETE) {
+		snprintf(b->c.u.del.name, IMEX_NAME_MAX, "%s", name);
+	} else {
+		snprintf(b->c.u.evict.name, IMEX_NAME_MAX, "%s", name);
+		snprintf(b->c.u.evict.member, IMEX_NAME_MAX, "%s", member);
+	}
+}
+
+/* A random request (ids unsorted, with duplicates: agree sorts them). */
+static void random_cmd(struct sw *w, struct req_buf *b)
+{
+	unsigned n = sw_n(w), nodes[4], nm = 1 + sw_rand(w, n < 4 ? n : 4);
+	unsigned i, j, type = sw_rand(w, 10);
+	uint32_t nids = sw_rand(w, 3) ? 0 : 1 + sw_rand(w, 3);
+	uint32_t ids[4];
+	char name[8];
+
+	snprintf(name, sizeof(name), "d%u", sw_rand(w, NAMES));
+	for (i = 0; i < nids; i++)
+		ids[i] = sw_rand(w, 14);
+	if (nids > 1)
+		ids[nids - 1] = ids[0];
+	if (type < 4) {
+		for (i = 0; i < nm; i++) {
+			do {
+				nodes[i] = sw_rand(w, n);
+				for (j = 0; j < i && nodes[j] != nodes[i]; j++)
+					;
+			} while (j < i);
+		}
+		mk_create(b, w, name, (uint8_t)(1 + sw_rand(w, 250)), nodes, nm,
+			  nids ? 0 : 1 + sw_rand(w, 3), ids, nids);
+	} else if (type < 6) {
+		mk_simple(b, IMEXD_CMD_DOMAIN_DELETE, name, NULL);
+	} else if (type < 8) {
+		memset(b, 0, sizeof(*b));
+		b->c.type = type == 6 ? IMEXD_CMD_CHANNEL_ALLOC :
+					IMEXD_CMD_CHANNEL_FREE;
+		snprintf(b->c.u.alloc.name, IMEX_NAME_MAX, "%s", name);
+		memcpy(b->ids, ids, sizeof(ids));
+		if (type == 6) {
+			b->c.u.alloc.ch.count = nids ? 0 : 1 + sw_rand(w, 2);
+			b->c.u.alloc.ch.ids = nids ? b->ids : NULL;
+			b->c.u.alloc.ch.nids = nids;
+			b->c.u.alloc.ch.uid = 1000;
+			b->c.u.alloc.ch.mode = 0660;
+		} else {
+			b->c.u.free.ids = b->ids;
+			b->c.u.free.nids = nids ? nids : 1;
+		}
+	} else {
+		mk_simple(b, IMEXD_CMD_MEMBER_EVICT, name,
+			  sw_name(w, sw_rand(w, n)));
+	}
+}
+
+/* ---- random runs --------------------------------------------------------- */
+
+struct timed { uint64_t at; int what, a, b; };
+
+enum { T_RESTART = 1, T_HEAL, T_UNCUT, T_DISK };
+
+static unsigned run_seed(unsigned seed, unsigned n, uint64_t ms, bool print)
+{
+	struct sw *w = world(n, seed);
+	struct timed t[64];
+	unsigned nt = 0, i, v, down = 0;
+	bool parted = false, nofull = getenv("SIM_NO_DISKFULL") != NULL;
+	uint64_t end;
+
+	sw_run_pred(w, 50 * ET, converged);
+	end = sw_now(w) + ms;
+	while (sw_now(w) < end) {
+		unsigned r = sw_rand(w, 100), x = sw_rand(w, n);
+		struct req_buf b;
+
+		if (r < 55) {
+			random_cmd(w, &b);
+			sw_request(w, x, &b.c);
+		} else if (r < 63 && nt < 60 && sw_up(w, x) &&
+			   (down + 1) * 2 < n && !getenv("SIM_NO_CRASH")) {
+			unsigned p = sw_rand(w, 4);
+
+			if (p)
+				sw_arm(w, x, (enum sw_crash_point)p);
+			else
+				sw_crash(w, x);
+			down++;
+			/* Short or long (10-30 election timeouts) absences. */
+			t[nt++] = (struct timed){ sw_now(w) +
+				(sw_rand(w, 5) ? 1 + sw_rand(w, 5) :
+				 10 + sw_rand(w, 20)) * ET, T_RESTART, (int)x, 0 };
+		} else if (r < 68 && !parted && nt < 60 && !getenv("SIM_NO_PART")) {
+			bool side[SW_NODES_MAX];
+
+			for (i = 0; i < n; i++)
+				side[i] = sw_rand(w, 2);
+			sw_partition(w, side);
+			parted = true;
+			t[nt++] = (struct timed){ sw_now(w) +
+				(10 + sw_rand(w, 6)) * ET, T_HEAL, 0, 0 };
+		} else if (r < 72 && !parted && nt < 60 && !getenv("SIM_NO_CUT")) {
+			unsigned y = sw_rand(w, n);
+
+			sw_cut(w, x, y, true);
+			t[nt++] = (struct timed){ sw_now(w) +
+				(10 + sw_rand(w, 6)) * ET, T_UNCUT, (int)x, (int)y };
+		} else if (r < 75 && nt < 60 && sw_up(w, x) && !nofull) {
+			sw_disk_full(w, x, true);
+			t[nt++] = (struct timed){ sw_now(w) +
+				(10 + sw_rand(w, 6)) * ET, T_DISK, (int)x, 0 };
+		}
+		sw_run_for(w, sw_rand(w, ET));
+		for (i = 0; i < nt; ) {
+			if (t[i].at > sw_now(w)) {
+				i++;
+				continue;
+			}
+			if (t[i].what == T_RESTART) {
+				sw_arm(w, (unsigned)t[i].a, SW_CRASH_NONE);
+				sw_restart(w, (unsigned)t[i].a);
+				down--;
+			} else if (t[i].what == T_HEAL) {
+				sw_heal(w);
+				parted = false;
+			} else if (t[i].what == T_UNCUT) {
+				sw_cut(w, (unsigned)t[i].a, (unsigned)t[i].b, false);
+			} else {
+				sw_disk_full(w, (unsigned)t[i].a, false);
+			}
+			t[i] = t[--nt];
+		}
+	}
+	v = sw_check_final(w);
+	if (print || v) {
+		const struct sw_stats *s = sw_stats(w);
+
+		printf("seed %u: %u nodes, %llu ms: %lu msgs, %lu applied, %lu acked, %lu failed, %lu crashes, %lu storage stops, %lu kernel steps (%lu refused)%s\n",
+		       seed, n, (unsigned long long)sw_now(w), s->msgs,
+		       s->applied, s->acked, s->failed, s->crashes,
+		       s->storage_stops, s->kernel_steps, s->kernel_refused,
+		       v ? ": FAILED" : "");
+	}
+	sw_free(w);
+	return v;
+}
+
+/* ---- named scenarios ----------------------------------------------------- */
+
+#define EXPECT(w, x)                                                       \
+	do {                                                               \
+		if (!(x))                                                  \
+			sw_violation(w, "%s:%d: expected %s", __FILE__,    \
+				     __LINE__, #x);                        \
+	} while (0)
+
+static struct sw_req *waiting;
+
+static bool req_done(struct sw *w)
+{
+	(void)w;
+	return waiting->done;
+}
+
+static struct sw_req *request(struct sw *w, unsigned node, struct req_buf *b)
+{
+	waiting = sw_request(w, node, &b->c);
+	if (!waiting) {
+		sw_violation(w, "%s is down", sw_name(w, node));
+		return NULL;
+	}
+	sw_run_pred(w, 20 * ET, req_done);
+	if (getenv("SIM_VERBOSE"))
+		printf("  %s at %s: %d %s\n", imexd_cmd_type_name(b->c.type),
+		       sw_name(w, node), waiting->error, waiting->message);
+	return waiting;
+}
+
+static bool has_channel(const struct imexd_def *d, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->nchannels; i++)
+		if (d->channels[i].id == id)
+			return true;
+	return false;
+}
+
+/* Failure 2: a member applies a create (or is about to run its kernel
+ * step), crashes and stays away far longer than the old quarantine; a
+ * second create naming it must not get the same channel there. */
+static unsigned leader_or_0(struct sw *w)
+{
+	int l = sw_leader(w);
+
+	EXPECT(w, l >= 0);
+	return l < 0 ? 0 : (unsigned)l;
+}
+
+static unsigned fail2(unsigned seed, enum sw_crash_point p)
+{
+	struct sw *w = world(3, seed);
+	unsigned l, x, ab[2], cb[2];
+	struct sw_req *a, *b;
+	struct req_buf rb;
+	unsigned v;
+
+	sw_run_pred(w, 50 * ET, converged);
+	l = leader_or_0(w);
+	x = (l + 1) % 3;	/* the member that crashes */
+	ab[0] = (l + 2) % 3;
+	ab[1] = x;
+	cb[0] = l;
+	cb[1] = x;
+	sw_arm(w, x, p);
+	mk_create(&rb, w, "A", 0xa1, ab, 2, 1, NULL, 0);
+	a = request(w, l, &rb);
+	sw_crash(w, x);
+	sw_run_for(w, 600 * ET); /* 60 s: ten times the old quarantine */
+	mk_create(&rb, w, "B", 0xb1, cb, 2, 1, NULL, 0);
+	b = request(w, l, &rb);
+	EXPECT(w, a && a->done && !a->error && a->def.nchannels == 1);
+	EXPECT(w, b && b->done && !b->error && b->def.nchannels == 1);
+	if (a && b && a->def.nchannels && b->def.nchannels)
+		EXPECT(w, !has_channel(&b->def, a->def.channels[0].id));
+	sw_restart(w, x);
+	v = sw_check_final(w);
+	sw_free(w);
+	return v;
+}
+
+/* Failure 3: a domain deleted while a member is away stays deleted when
+ * the member returns more than an hour later. */
+static unsigned fail3(unsigned seed)
+{
+	struct sw *w = world(3, seed);
+	unsigned all[] = { 0, 1, 2 };
+	const struct imexd_def *k;
+	struct sw_req *r;
+	struct req_buf rb;
+	size_t nk;
+	unsigned v, l, x;
+
+	sw_run_pred(w, 50 * ET, converged);
+	l = leader_or_0(w);
+	x = (l + 1) % 3;
+	mk_create(&rb, w, "A", 0xa3, all, 3, 2, NULL, 0);
+	r = request(w, l, &rb);
+	EXPECT(w, r && !r->error);
+	sw_run_pred(w, 50 * ET, converged);
+	k = sw_kernel(w, x, &nk);
+	EXPECT(w, nk == 1 && !strcmp(k[0].name, "A"));
+	sw_crash(w, x);
+	mk_simple(&rb, IMEXD_CMD_DOMAIN_DELETE, "A", NULL);
+	r = request(w, l, &rb);
+	EXPECT(w, r && !r->error);
+	sw_run_for(w, 3700ull * 1000); /* past the old one-hour tombstone */
+	sw_restart(w, x);
+	sw_check_final(w);
+	(void)sw_kernel(w, x, &nk);
+	EXPECT(w, nk == 0);
+	EXPECT(w, !imexd_fsm_domain(imexd_agree_fsm(sw_agree(w, x)), "A"));
+	v = sw_violations(w);
+	sw_free(w);
+	return v;
+}
+
+/* Failure 4: a create entered at a leader cut off from everyone, which
+ * then vanishes, holds nothing: the same channels go to another domain. */
+static unsigned fail4(unsigned seed)
+{
+	struct sw *w = world(3, seed);
+	unsigned all[] = { 0, 1, 2 };
+	uint32_t ids[] = { 1, 0 };
+	bool side[3] = { false, false, false };
+	struct sw_req *c, *d;
+	struct req_buf rb;
+	int l;
+	unsigned v, o;
+
+	sw_run_pred(w, 50 * ET, converged);
+	l = sw_leader(w);
+	EXPECT(w, l >= 0);
+	if (l < 0)
+		l = 0;
+	side[l] = true;
+	sw_partition(w, side);
+	mk_create(&rb, w, "C", 0xc4, all, 3, 0, ids, 2);
+	c = request(w, (unsigned)l, &rb);
+	EXPECT(w, c && c->done && c->error == ETIMEDOUT &&
+		  strstr(c->message, "no quorum"));
+	sw_crash(w, (unsigned)l);
+	sw_heal(w);
+	o = ((unsigned)l + 1) % 3;
+	sw_run_for(w, 20 * ET);
+	mk_create(&rb, w, "D", 0xd4, all, 3, 0, ids, 2);
+	d = request(w, o, &rb);
+	EXPECT(w, d && d->done && !d->error && d->def.nchannels == 2);
+	sw_run_for(w, 100 * ET);
+	sw_restart(w, (unsigned)l);
+	sw_check_final(w);
+	EXPECT(w, !imexd_fsm_domain(imexd_agree_fsm(sw_agree(w, (unsigned)l)), "C"));
+	v = sw_violations(w);
+	sw_free(w);
+	return v;
+}
+
+/* Failure 5: during a 2|3 partition only the majority can evict; the
+ * minority's evict fails and says there is no quorum. */
+static unsigned fail5(unsigned seed)
+{
+	struct sw *w = world(5, seed);
+	unsigned all[] = { 0, 1, 2, 3, 4 };
+	bool side[5] = { true, true, false, false, false };
+	const struct imexd_def *d;
+	struct sw_req *mi, *ma, *r;
+	struct req_buf rb;
+	size_t nk;
+	unsigned v;
+
+	sw_run_pred(w, 50 * ET, converged);
+	mk_create(&rb, w, "A", 0xa5, all, 5, 1, NULL, 0);
+	r = request(w, 2, &rb);
+	EXPECT(w, r && !r->error);
+	sw_run_pred(w, 50 * ET, converged);
+	sw_partition(w, side);
+	sw_run_for(w, 20 * ET);
+	mk_simple(&rb, IMEXD_CMD_MEMBER_EVICT, "A", sw_name(w, 2));
+	mi = request(w, 0, &rb);
+	mk_simple(&rb, IMEXD_CMD_MEMBER_EVICT, "A", sw_name(w, 0));
+	ma = request(w, 3, &rb);
+	EXPECT(w, mi && mi->done && mi->error && strstr(mi->message, "no quorum"));
+	EXPECT(w, ma && ma->done && !ma->error);
+	if (mi && mi->error)
+		printf("  minority evict: %s\n", mi->message);
+	sw_run_for(w, 10 * ET);
+	sw_check_final(w);
+	d = imexd_fsm_domain(imexd_agree_fsm(sw_agree(w, 1)), "A");
+	EXPECT(w, d && d->nmembers == 4 && !imexd_def_has_member(d, "n000") &&
+		  imexd_def_has_member(d, "n002"));
+	(void)sw_kernel(w, 0, &nk);
+	EXPECT(w, nk == 0);
+	v = sw_violations(w);
+	sw_free(w);
+	return v;
+}
+
+static void named(const char *name, unsigned v)
+{
+	printf("%s: %s\n", name, v ? "FAILED" : "ok");
+	if (v)
+		failures++;
+}
+
+static void scenarios(unsigned seed)
+{
+	named("failure 2: apply, crash, away 60 s: channel not given away",
+	      fail2(seed, SW_CRASH_AFTER_APPLY));
+	named("failure 2: crash before the kernel call, away 60 s",
+	      fail2(seed + 1, SW_CRASH_BEFORE_KERNEL));
+	named("failure 2: crash mid-reconcile, away 60 s",
+	      fail2(seed + 2, SW_CRASH_MID_RECONCILE));
+	named("failure 3: deleted domain stays deleted after 1 h away",
+	      fail3(seed));
+	named("failure 4: a vanished submitter's create holds nothing",
+	      fail4(seed));
+	named("failure 5: evict in a 2|3 partition only on the majority",
+	      fail5(seed));
+}
+
+/* 3..18 nodes by seed; SIM_NODES=N forces N. */
+static unsigned nodes_of(unsigned seed)
+{
+	const char *e = getenv("SIM_NODES");
+
+	return e ? (unsigned)strtoul(e, NULL, 0) : 3 + seed % 16;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("IMEX_SEED");
+	clock_t t0 = clock();
+
+	if (env) {
+		unsigned s = (unsigned)strtoul(env, NULL, 0);
+
+		failures += run_seed(s, nodes_of(s), 12000, true) != 0;
+	} else if (argc > 1 && !strcmp(argv[1], "scenarios")) {
+		scenarios(1);
+	} else if (argc > 2 && !strcmp(argv[1], "seeds")) {
+		unsigned n = (unsigned)strtoul(argv[2], NULL, 0), s, bad = 0;
+		unsigned first = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 0) : 1;
+
+		for (s = first; s < first + n; s++)
+			bad += run_seed(s, nodes_of(s), 12000, false) != 0;
+		printf("%u seeds (%u..%u, 3-18 nodes): %u failed, %.1f s\n", n,
+		       first, first + n - 1, bad,
+		       (double)(clock() - t0) / CLOCKS_PER_SEC);
+		failures += bad;
+	} else if (argc > 1 && !strcmp(argv[1], "big")) {
+		unsigned s = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1;
+
+		failures += run_seed(s, 144, 12000, true) != 0;
+		printf("144 nodes: %.1f s\n",
+		       (double)(clock() - t0) / CLOCKS_PER_SEC);
+	} else {
+		fprintf(stderr, "usage: %s scenarios | seeds N [FIRST] | big [SEED]\n",
+			argv[0]);
+		return 2;
+	}
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A deterministic world for agree nodes (imexd/agree.h): N nodes n000..,
+ * each an agree part on a raftlog over a memory disk
+ * (imexd_raftlog_mem_*) and a simulated kernel; a network with latency,
+ * jitter (reordering), duplicated raft messages, partitions and one-way
+ * cuts; crashes at chosen steps and restarts from the memory disk;
+ * disk-full on a node.  One seeded RNG and a virtual clock (ms).
+ *
+ * The simulated kernel refuses what imex.ko refuses: a channel in two
+ * domains, a name on two UUIDs, a domain not naming the node.  After every
+ * kernel step the world checks that no channel is in two domains.
+ *
+ * The history checker records every applied entry (index -> bytes: a
+ * different command at the same index anywhere is a violation) and every
+ * request with its outcome; sw_check_final() asserts, after healing, that
+ * every node holds the same table, equal to a replay of the committed
+ * entries in which every acknowledged request has the outcome it was
+ * acknowledged with, and that every member's kernel holds exactly the
+ * committed definition of each domain naming it.  A mutation acknowledged
+ * at a node cut off with a minority of the voters is a violation.
+ *
+ * Every violation is printed with the seed; sw_violations() counts them.
+ */
+#ifndef SIM_WORLD_H
+#define SIM_WORLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agree.h"
+
+#define SW_NODES_MAX 160
+
+/* Where a node crashes (armed with sw_arm()). */
+enum sw_crash_point {
+	SW_CRASH_NONE = 0,
+	SW_CRASH_AFTER_APPLY,	/* right after applying an entry */
+	SW_CRASH_BEFORE_KERNEL,	/* a kernel step handed out, not run */
+	SW_CRASH_MID_RECONCILE,	/* a kernel step run, not reported */
+};
+
+struct sw_config {
+	unsigned n;
+	unsigned seed;
+	unsigned et_ms;		/* election timeout */
+	unsigned latency_ms, jitter_ms, dup_pct;
+	unsigned max_channels;	/* each node's NODE_SET */
+	unsigned snapshot_threshold, snapshot_trailing;
+	bool quiet;		/* no per-violation detail */
+};
+
+/* A request entered at a node and what became of it. */
+struct sw_req {
+	uint64_t tag;
+	unsigned node;
+	uint8_t type;
+	uint64_t t_enter;
+	bool minority;		/* entered on a side without a voter majority */
+	unsigned partition;	/* partition epoch at entry (0: none) */
+	bool done;
+	int error;
+	uint64_t index;
+	char message[IMEXD_MESSAGE_MAX + 1];
+	struct imexd_def def;	/* the result's domain */
+};
+
+struct sw;
+
+struct sw *sw_new(const struct sw_config *cfg);
+void sw_free(struct sw *w);
+
+uint64_t sw_now(const struct sw *w);
+unsigned sw_n(const struct sw *w);
+unsigned sw_seed(const struct sw *w);
+unsigned sw_rand(struct sw *w, unsigned n);
+const char *sw_name(const struct sw *w, unsigned i);
+unsigned sw_violations(const struct sw *w);
+void sw_violation(struct sw *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Run events until time t. */
+void sw_run_until(struct sw *w, uint64_t t);
+void sw_run_for(struct sw *w, uint64_t ms);
+/* Run until pred holds (checked after each event) or ms pass. */
+bool sw_run_pred(struct sw *w, uint64_t ms, bool (*pred)(struct sw *w));
+
+/* Nodes (0-based). */
+bool sw_up(const struct sw *w, unsigned i);
+struct imexd_agree *sw_agree(struct sw *w, unsigned i);
+void sw_crash(struct sw *w, unsigned i);
+void sw_restart(struct sw *w, unsigned i);
+void sw_arm(struct sw *w, unsigned i, enum sw_crash_point p);
+/* Disk of node i full (true) or not. */
+void sw_disk_full(struct sw *w, unsigned i, bool full);
+/* The node's kernel domains. */
+const struct imexd_def *sw_kernel(const struct sw *w, unsigned i, size_t *n);
+/* The leader (highest term among up nodes), -1 if none. */
+int sw_leader(struct sw *w);
+
+/* Network: group is a bitmask array of n bools (side A true). */
+void sw_partition(struct sw *w, const bool *side);
+void sw_cut(struct sw *w, unsigned from, unsigned to, bool cut);
+void sw_heal(struct sw *w);
+
+/* Enter a request at node i; returns its record (stable until sw_free). */
+struct sw_req *sw_request(struct sw *w, unsigned i, const struct imexd_cmd *cmd);
+size_t sw_nreqs(const struct sw *w);
+struct sw_req *sw_req_at(struct sw *w, size_t k);
+
+/* All up, healed nodes synced, same table, kernels reconciled. */
+bool sw_converged(struct sw *w);
+/* Heal, restart every node, clear full disks, run to convergence (bounded),
+ * then check the history; returns the violations so far. */
+unsigned sw_check_final(struct sw *w);
+
+/* Figures. */
+struct sw_stats {
+	unsigned long msgs, applied, acked, failed, crashes, kernel_steps,
+		kernel_refused, storage_stops;
+};
+const struct sw_stats *sw_stats(const struct sw *w);
+
+#endif /* SIM_WORLD_H */

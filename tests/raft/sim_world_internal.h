@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The simulated world's internals, shared by sim_world.c (network,
+ * kernel, nodes, event loop) and sim_check.c (convergence and the
+ * history check).  Not an interface: tests use sim_world.h.
+ */
+#ifndef SIM_WORLD_INTERNAL_H
+#define SIM_WORLD_INTERNAL_H
+
+#include "sim_world.h"
+
+#define CHECK(x)                                                          \
+	do {                                                              \
+		if (!(x)) {                                               \
+			fprintf(stderr, "sim: %s:%d: %s (IMEX_SEED=%u)\n",\
+				__FILE__, __LINE__, #x, w->cfg.seed);     \
+			abort();                                          \
+		}                                                         \
+	} while (0)
+
+enum { M_RAFT = 1, M_FWD, M_REPLY };
+
+struct sw_msg {
+	uint64_t due, seq;
+	unsigned from, to;
+	int kind;
+	uint8_t *data;
+	size_t len;
+	uint64_t tag, index;
+	int error;
+	char *message;
+	struct imexd_def def;
+};
+
+struct sw_node {
+	char name[16];
+	struct imexd_raftlog_mem *disk;
+	struct imexd_raftlog *log;
+	struct imexd_agree *ag;
+	bool up, full, kpending;
+	enum sw_crash_point arm;
+	unsigned restarts;
+	struct imexd_def *k;
+	size_t nk;
+	enum imexd_rec_type ktype;
+	struct imexd_def kdef;
+};
+
+struct sw_chosen {
+	uint8_t *data;
+	size_t len;
+};
+
+struct sw {
+	struct sw_config cfg;
+	uint64_t now, rng, seq, same;
+	const char *names[SW_NODES_MAX];
+	struct sw_node nodes[SW_NODES_MAX];
+	bool cut[SW_NODES_MAX][SW_NODES_MAX];
+	bool side[SW_NODES_MAX];
+	unsigned epoch, epochs;
+	struct sw_msg *msgs;
+	size_t n_msgs, cap_msgs;
+	struct sw_chosen *chosen;	/* by index */
+	size_t n_chosen;
+	struct sw_req **reqs;
+	size_t n_reqs, cap_reqs;
+	unsigned violations;
+	struct sw_stats st;
+};
+
+#endif /* SIM_WORLD_INTERNAL_H */
