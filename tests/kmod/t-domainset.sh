@@ -47,9 +47,9 @@ SNAP=". tests/vm/lib.sh; . tests/kmod/common.sh; state_snapshot"
 $NL -f - > "$OUT/create.log" 2>&1 <<SCRIPT || fail "create: $(cat "$OUT/create.log")"
 attach
 set $SETA members=$NODE,peer1 gen=5 channels=1-3 uid=1000 gid=1000 mode=0640
-$DOM da state=2 nchannels=3 setgen=5 ids=1,2,3 member=$NODE member=peer1
-$OWN 1 1000 1000 crw-r-----
-$OWN 3 1000 1000 crw-r-----
+sh $DOM da state=2 nchannels=3 setgen=5 ids=1,2,3 member=$NODE member=peer1
+sh $OWN 1 1000 1000 crw-r-----
+sh $OWN 3 1000 1000 crw-r-----
 set name=db uuid=$UB fabric=$FABRIC members=$NODE gen=1 channels=10
 sh $SNAP $OUT/before
 !EINVAL set $SETA members=$NODE channels=1
@@ -83,7 +83,7 @@ msg the domain here has UUID $UA: remove it first
 msg already in use here
 sh $SNAP $OUT/after
 sh cmp $OUT/before $OUT/after
-$DOM da setgen=5 nchannels=3
+sh $DOM da setgen=5 nchannels=3
 SCRIPT
 ! $NL domains | grep -v 'state=1 ' ||
 	fail "domains not DOWN after the manager left: $($NL domains)"
@@ -104,28 +104,28 @@ sh $CHANOPEN $DEV/channel1 wait-revoke 60000 > $OUT/hold1.log 2>&1 & echo \$! > 
 sh i=0; until grep -q ^open $OUT/hold3.log && grep -q ^open $OUT/hold1.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh $NL channel id=1 | sed -n 's/.* devnum=\([0-9:]*\).*/\1/p' > $OUT/dev1.before
 set $SETA members=$NODE,peer2 gen=6 channels=1,2,4 uid=1000 gid=1000 mode=0640
-$DOM da state=2 nchannels=3 setgen=6 ids=1,2,4 member=peer2
+sh $DOM da state=2 nchannels=3 setgen=6 ids=1,2,4 member=peer2
 sh ! $DOM da member=peer1
 sh i=0; until ! kill -0 \$(cat $OUT/hold3.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh i=0; until ! kill -0 \$(cat $OUT/imp3.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh grep -q 'info errno=ENODEV' $OUT/hold3.log
 sh grep -q 'reason channel-gone' $OUT/imp3.log
 sh ! test -e $DEV/channel3
-$OWN 4 1000 1000 crw-r-----
+sh $OWN 4 1000 1000 crw-r-----
 sh kill -0 \$(cat $OUT/hold1.pid)
 set $SETA members=$NODE,peer2 gen=7 channels=1,2,4 uid=2000 gid=2001 mode=0600
-$OWN 1 2000 2001 crw-------
-$OWN 4 2000 2001 crw-------
+sh $OWN 1 2000 2001 crw-------
+sh $OWN 4 2000 2001 crw-------
 sh $NL channel id=1 | grep -q 'uid=2000 gid=2001 mode=0600'
 sh $NL channel id=1 | sed -n 's/.* devnum=\([0-9:]*\).*/\1/p' | cmp -s - $OUT/dev1.before
 sh kill -0 \$(cat $OUT/hold1.pid)
 set $SETA members=$NODE,peer2 gen=8 channels=1 uid=2000 gid=2001 mode=0600 ids=2,4 ids_uid=3000 ids_gid=3001 ids_mode=0660
-$OWN 1 2000 2001 crw-------
-$OWN 2 3000 3001 crw-rw----
-$OWN 4 3000 3001 crw-rw----
+sh $OWN 1 2000 2001 crw-------
+sh $OWN 2 3000 3001 crw-rw----
+sh $OWN 4 3000 3001 crw-rw----
 status name=da state=degraded view=$NODE:1:12,peer2:2:21
 set $SETA members=$NODE,peer2,peer3 gen=9 channels=1 uid=2000 gid=2001 mode=0600 ids=2,4 ids_uid=3000 ids_gid=3001 ids_mode=0660
-$DOM da state=3 setgen=9 member=peer2@:2 member=peer3@:0
+sh $DOM da state=3 setgen=9 member=peer2@:2 member=peer3@:0
 sh $SNAP $OUT/same.before
 set $SETA members=$NODE,peer2,peer3 gen=9 channels=1 uid=2000 gid=2001 mode=0600 ids=2,4 ids_uid=3000 ids_gid=3001 ids_mode=0660
 sh $SNAP $OUT/same.after
