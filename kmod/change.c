@@ -9,8 +9,6 @@
 
 #include <linux/jiffies.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
-#include <linux/uidgid.h>
 #include "imex.h"
 
 LIST_HEAD(imex_changes);
@@ -45,88 +43,6 @@ struct imex_change *imex_change_find(u64 id)
 		if (c->id == id)
 			return c;
 	return NULL;
-}
-
-struct imex_chan_spec {
-	u32	id;
-	kuid_t	uid;
-	kgid_t	gid;
-	umode_t	mode;
-};
-
-static int imex_spec_cmp(const void *a, const void *b)
-{
-	const struct imex_chan_spec *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Parse IMEX_A_CHANNELS entries, sorted by id, refusing duplicates. */
-static int imex_parse_channels(struct nlattr *attr,
-			       struct imex_chan_spec **out, u32 *n,
-			       struct netlink_ext_ack *extack)
-{
-	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
-	struct imex_chan_spec *s;
-	struct nlattr *e;
-	u32 count = 0, i = 0;
-	int rem, err;
-
-	*out = NULL;
-	*n = 0;
-	if (!attr)
-		return 0;
-	nla_for_each_nested(e, attr, rem)
-		count++;
-	if (count > IMEX_CHANNELS_PER_MSG) {
-		imex_extack_fmt(extack, "%u channels in one message; at most %u",
-				count, IMEX_CHANNELS_PER_MSG);
-		return -E2BIG;
-	}
-	if (!count)
-		return 0;
-	s = kvcalloc(count, sizeof(*s), GFP_KERNEL);
-	if (!s)
-		return -ENOMEM;
-	nla_for_each_nested(e, attr, rem) {
-		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
-				       extack);
-		if (err)
-			goto fail;
-		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
-			NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
-			err = -EINVAL;
-			goto fail;
-		}
-		s[i].id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
-		s[i].uid = make_kuid(&init_user_ns, tb[IMEX_A_CHANNEL_ENTRY_UID] ?
-				     nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_UID]) : 0);
-		s[i].gid = make_kgid(&init_user_ns, tb[IMEX_A_CHANNEL_ENTRY_GID] ?
-				     nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_GID]) : 0);
-		s[i].mode = tb[IMEX_A_CHANNEL_ENTRY_MODE] ?
-			    nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_MODE]) : 0600;
-		if (!uid_valid(s[i].uid) || !gid_valid(s[i].gid)) {
-			imex_extack_fmt(extack, "channel %u: owner uid or gid is not valid",
-					s[i].id);
-			err = -EINVAL;
-			goto fail;
-		}
-		i++;
-	}
-	sort(s, count, sizeof(*s), imex_spec_cmp, NULL);
-	for (i = 1; i < count; i++) {
-		if (s[i].id == s[i - 1].id) {
-			imex_extack_fmt(extack, "channel %u is listed twice", s[i].id);
-			err = -EINVAL;
-			goto fail;
-		}
-	}
-	*out = s;
-	*n = count;
-	return 0;
-fail:
-	kvfree(s);
-	return err;
 }
 
 static void imex_change_free(struct imex_change *c)
@@ -290,7 +206,8 @@ static int imex_prepare_create(struct imex_change *c, struct genl_info *info)
 		err = -EADDRNOTAVAIL;
 		goto fail;
 	}
-	err = imex_parse_channels(a[IMEX_A_CHANNELS], &spec, &nspec, extack);
+	err = imex_channels_parse(a[IMEX_A_CHANNELS], NULL, NULL, &spec, &nspec,
+				  extack);
 	if (err)
 		goto fail;
 	err = imex_check_channels_free(spec, nspec, extack);
@@ -358,8 +275,8 @@ static int imex_prepare_channels(struct imex_change *c, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_CHANNELS))
 		return -EINVAL;
-	err = imex_parse_channels(info->attrs[IMEX_A_CHANNELS], &spec, &n,
-				  extack);
+	err = imex_channels_parse(info->attrs[IMEX_A_CHANNELS], NULL, NULL,
+				  &spec, &n, extack);
 	if (err)
 		return err;
 	if (!n) {

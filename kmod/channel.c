@@ -4,6 +4,8 @@
 
 #include <linux/slab.h>
 #include <linux/poll.h>
+#include <linux/bsearch.h>
+#include <linux/sort.h>
 #include <linux/uidgid.h>
 #include "imex.h"
 
@@ -14,7 +16,9 @@ struct imex_channel *imex_channel_lookup(u32 id)
 	return xa_load(&imex_channels, id);
 }
 
-int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
+/* Free here, or (@d not NULL) granted to @d already. */
+int imex_channel_check_for(u32 id, const struct imex_domain *d,
+			   struct netlink_ext_ack *extack)
 {
 	struct imex_channel *ch;
 
@@ -25,7 +29,7 @@ int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
 		return -ERANGE;
 	}
 	ch = xa_load(&imex_channels, id);
-	if (!ch)
+	if (!ch || (d && ch->domain == d && ch->state == IMEX_CHANNEL_GRANTED))
 		return 0;
 	if (ch->state == IMEX_CHANNEL_RESERVED)
 		imex_extack_fmt(extack,
@@ -35,6 +39,132 @@ int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
 		imex_extack_fmt(extack, "channel %u is in use: 'imexctl channel list' names its domain",
 				id);
 	return -EADDRINUSE;
+}
+
+int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
+{
+	return imex_channel_check_for(id, NULL, extack);
+}
+
+static int imex_spec_cmp(const void *a, const void *b)
+{
+	const struct imex_chan_spec *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The spec of channel @id in @spec (sorted by id), or NULL. */
+const struct imex_chan_spec *imex_chan_spec_find(const struct imex_chan_spec *spec,
+						 u32 n, u32 id)
+{
+	struct imex_chan_spec key = { .id = id };
+
+	return bsearch(&key, spec, n, sizeof(*spec), imex_spec_cmp);
+}
+
+static u32 imex_attr_u32(const struct nlattr *a, u32 def)
+{
+	return a ? nla_get_u32(a) : def;
+}
+
+/*
+ * Parse a channel set into specs sorted by id, refusing duplicates:
+ * @entries, IMEX_A_CHANNELS entries, each with its own owner and mode;
+ * @ids, an IMEX_A_CHANNEL_IDS array, owned as @owner (the top-level
+ * attributes) gives.  Either may be NULL; none at all is an empty set.
+ */
+int imex_channels_parse(struct nlattr *entries, struct nlattr *ids,
+			struct nlattr **owner, struct imex_chan_spec **out,
+			u32 *n, struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+	struct imex_chan_spec *s;
+	u32 count = 0, nids = 0, i = 0;
+	struct nlattr *e;
+	int rem, err;
+
+	*out = NULL;
+	*n = 0;
+	if (entries)
+		nla_for_each_nested(e, entries, rem)
+			count++;
+	if (count > IMEX_CHANNELS_PER_MSG) {
+		imex_extack_fmt(extack, "%u channels in one message; at most %u",
+				count, IMEX_CHANNELS_PER_MSG);
+		return -E2BIG;
+	}
+	if (ids) {
+		if (nla_len(ids) % sizeof(u32)) {
+			NL_SET_ERR_MSG_ATTR(extack, ids, "channel ids: the length is not a multiple of 4");
+			return -EINVAL;
+		}
+		nids = nla_len(ids) / sizeof(u32);	/* policy: <= IDS_MAX */
+	}
+	if (!count && !nids)
+		return 0;
+	s = kvcalloc(count + nids, sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	if (entries) {
+		nla_for_each_nested(e, entries, rem) {
+			err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e,
+					       NULL, extack);
+			if (err)
+				goto fail;
+			if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
+				NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
+				err = -EINVAL;
+				goto fail;
+			}
+			s[i].id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
+			s[i].uid = make_kuid(&init_user_ns,
+					     imex_attr_u32(tb[IMEX_A_CHANNEL_ENTRY_UID], 0));
+			s[i].gid = make_kgid(&init_user_ns,
+					     imex_attr_u32(tb[IMEX_A_CHANNEL_ENTRY_GID], 0));
+			s[i].mode = imex_attr_u32(tb[IMEX_A_CHANNEL_ENTRY_MODE], 0600);
+			if (!uid_valid(s[i].uid) || !gid_valid(s[i].gid)) {
+				imex_extack_fmt(extack, "channel %u: owner uid or gid is not valid",
+						s[i].id);
+				err = -EINVAL;
+				goto fail;
+			}
+			i++;
+		}
+	}
+	if (nids) {
+		kuid_t uid = make_kuid(&init_user_ns,
+				       imex_attr_u32(owner[IMEX_A_CHANNEL_UID], 0));
+		kgid_t gid = make_kgid(&init_user_ns,
+				       imex_attr_u32(owner[IMEX_A_CHANNEL_GID], 0));
+		const u8 *p = nla_data(ids);
+
+		if (!uid_valid(uid) || !gid_valid(gid)) {
+			NL_SET_ERR_MSG(extack, "owner uid or gid is not valid");
+			err = -EINVAL;
+			goto fail;
+		}
+		for (; i < count + nids; i++, p += sizeof(u32)) {
+			memcpy(&s[i].id, p, sizeof(u32));
+			s[i].uid = uid;
+			s[i].gid = gid;
+			s[i].mode = imex_attr_u32(owner[IMEX_A_CHANNEL_MODE], 0600);
+		}
+	}
+	count += nids;
+	sort(s, count, sizeof(*s), imex_spec_cmp, NULL);
+	for (i = 1; i < count; i++) {
+		if (s[i].id == s[i - 1].id) {
+			imex_extack_fmt(extack, "channel %u is listed twice", s[i].id);
+			err = -EINVAL;
+			goto fail;
+		}
+	}
+	*out = s;
+	*n = count;
+	return 0;
+fail:
+	kvfree(s);
+	return err;
 }
 
 struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
@@ -140,15 +270,12 @@ void imex_domain_revoke_channels(struct imex_domain *d)
 
 /*
  * devtmpfs sets owner and mode only on creation, so re-create the node (same
- * grant, same device number); the old one is deleted first (imex.h).
+ * grant, same device number); the old one is deleted first (imex.h).  @cd
+ * is the new node, from imex_chdev_new() with @uid, @gid and @mode.
  */
-int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
-			   umode_t mode)
+void imex_channel_install_owner(struct imex_channel *ch, struct imex_chdev *cd,
+				kuid_t uid, kgid_t gid, umode_t mode)
 {
-	struct imex_chdev *cd = imex_chdev_new(ch, uid, gid, mode);
-
-	if (!cd)
-		return -ENOMEM;
 	if (ch->chdev)
 		imex_chdev_queue_del(ch->chdev);
 	imex_chdev_queue_add(cd);
@@ -158,6 +285,16 @@ int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 	ch->mode = mode;
 	imex_bump();
 	imex_notify_channel(IMEX_CMD_CHANNEL_SET, ch);
+}
+
+int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
+			   umode_t mode)
+{
+	struct imex_chdev *cd = imex_chdev_new(ch, uid, gid, mode);
+
+	if (!cd)
+		return -ENOMEM;
+	imex_channel_install_owner(ch, cd, uid, gid, mode);
 	return 0;
 }
 

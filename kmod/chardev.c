@@ -158,6 +158,12 @@ struct imex_chdev *imex_chdev_new(struct imex_channel *ch, kuid_t uid,
 	return cd;
 }
 
+/* A device from imex_chdev_new() that was never queued. */
+void imex_chdev_discard(struct imex_chdev *cd)
+{
+	put_device(&cd->dev);
+}
+
 /* Under imex_lock, as the changes happen: the FIFO keeps their order. */
 void imex_chdev_queue_add(struct imex_chdev *cd)
 {

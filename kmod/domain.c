@@ -115,10 +115,9 @@ fail:
 	return err;
 }
 
-struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
-				      const uuid_t *fabric, u32 partition,
-				      struct imex_member *members, u32 nmembers,
-				      u32 self)
+/* Not linked yet: invisible until imex_domain_link(). */
+struct imex_domain *imex_domain_new(const char *name, const uuid_t *uuid,
+				    const uuid_t *fabric, u32 partition)
 {
 	struct imex_domain *d = kzalloc(sizeof(*d), GFP_KERNEL);
 
@@ -129,13 +128,30 @@ struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
 	uuid_copy(&d->fabric_uuid, fabric);
 	d->fabric_partition = partition;
 	d->state = IMEX_DOMAIN_PREPARED;
-	d->members = members;
-	d->nmembers = nmembers;
-	d->self = self;
 	INIT_LIST_HEAD(&d->kapi_channels);
+	return d;
+}
+
+void imex_domain_link(struct imex_domain *d)
+{
 	list_add_tail(&d->list, &imex_domains);
 	imex_ndomains++;
 	imex_bump();
+}
+
+struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
+				      const uuid_t *fabric, u32 partition,
+				      struct imex_member *members, u32 nmembers,
+				      u32 self)
+{
+	struct imex_domain *d = imex_domain_new(name, uuid, fabric, partition);
+
+	if (!d)
+		return NULL;
+	d->members = members;
+	d->nmembers = nmembers;
+	d->self = self;
+	imex_domain_link(d);
 	return d;
 }
 
@@ -246,7 +262,9 @@ int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
 	    nla_put_u32(skb, IMEX_A_MEMBER_COUNT, d->nmembers) ||
 	    nla_put_u32(skb, IMEX_A_MEMBER_SELF, d->self) ||
 	    nla_put_u32(skb, IMEX_A_CHANNEL_COUNT, d->nchannels) ||
-	    nla_put_u32(skb, IMEX_A_GENERATION, d->generation))
+	    nla_put_u32(skb, IMEX_A_GENERATION, d->generation) ||
+	    nla_put_u64_64bit(skb, IMEX_A_DOMAIN_GENERATION, d->set_generation,
+			      IMEX_A_PAD))
 		return -EMSGSIZE;
 	if (!full)
 		return 0;

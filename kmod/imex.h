@@ -73,6 +73,7 @@ struct imex_domain {
 	u32			fabric_partition;
 	u32			state;		/* enum imex_domain_state */
 	u32			generation;
+	u64			set_generation;	/* the manager's (DOMAIN_SET) */
 	u32			nmembers;
 	u32			self;
 	struct imex_member	*members;
@@ -201,6 +202,9 @@ bool imex_node_named(struct netlink_ext_ack *extack);
 /* domain.c */
 struct imex_domain *imex_domain_find(const char *name);
 struct imex_domain *imex_domain_find_uuid(const uuid_t *uuid);
+struct imex_domain *imex_domain_new(const char *name, const uuid_t *uuid,
+				    const uuid_t *fabric, u32 partition);
+void imex_domain_link(struct imex_domain *d);
 struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
 				      const uuid_t *fabric, u32 partition,
 				      struct imex_member *members, u32 nmembers,
@@ -220,18 +224,35 @@ int imex_minor_alloc(struct imex_channel *ch);
 void imex_minor_free(struct imex_channel *ch);
 struct imex_chdev *imex_chdev_new(struct imex_channel *ch, kuid_t uid,
 				  kgid_t gid, umode_t mode);
+void imex_chdev_discard(struct imex_chdev *cd);
 void imex_chdev_queue_add(struct imex_chdev *cd);
 void imex_chdev_queue_del(struct imex_chdev *cd);
 void imex_dev_flush(void);
 
 /* channel.c */
+struct imex_chan_spec {
+	u32	id;
+	kuid_t	uid;
+	kgid_t	gid;
+	umode_t	mode;
+};
+
+int imex_channels_parse(struct nlattr *entries, struct nlattr *ids,
+			struct nlattr **owner, struct imex_chan_spec **out,
+			u32 *n, struct netlink_ext_ack *extack);
+const struct imex_chan_spec *imex_chan_spec_find(const struct imex_chan_spec *spec,
+						 u32 n, u32 id);
 struct imex_channel *imex_channel_lookup(u32 id);
+int imex_channel_check_for(u32 id, const struct imex_domain *d,
+			   struct netlink_ext_ack *extack);
 int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack);
 struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 					  struct imex_change *c, kuid_t uid,
 					  kgid_t gid, umode_t mode);
 int imex_channel_grant(struct imex_channel *ch);
 void imex_channel_revoke(struct imex_channel *ch);
+void imex_channel_install_owner(struct imex_channel *ch, struct imex_chdev *cd,
+				kuid_t uid, kgid_t gid, umode_t mode);
 int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 			   umode_t mode);
 void imex_domain_revoke_channels(struct imex_domain *d);
@@ -291,6 +312,8 @@ int imex_nl_req_done(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_domain_get(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_domain_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_domain_set(struct sk_buff *skb, struct genl_info *info);
+int imex_nl_domain_remove(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_channel_get(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_channel_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info);

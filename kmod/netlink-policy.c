@@ -97,7 +97,8 @@ static_assert(IMEX_A_REVOKE_REASON == 39);
 static_assert(IMEX_A_IMPORT_COUNT == 40);
 static_assert(IMEX_A_EXPORT_COUNT == 41);
 static_assert(IMEX_A_CHANNEL_MINOR == 42);
-static_assert(IMEX_A_MAX == 42);
+static_assert(IMEX_A_DOMAIN_GENERATION == 43);
+static_assert(IMEX_A_MAX == 43);
 static_assert(IMEX_A_MEMBER_ENTRY_NAME == 1);
 static_assert(IMEX_A_MEMBER_ADDR == 2);
 static_assert(IMEX_A_MEMBER_STATE == 3);
@@ -139,6 +140,8 @@ static_assert(IMEX_CMD_IMPORT_CHECK == 28);
 static_assert(IMEX_CMD_EXPORT_DEL == 29);
 static_assert(IMEX_CMD_EXPORT_DEL_ACCEPT == 30);
 static_assert(IMEX_CMD_IMPORT_REVOKE == 31);
+static_assert(IMEX_CMD_DOMAIN_SET == 32);
+static_assert(IMEX_CMD_DOMAIN_REMOVE == 33);
 
 /* Not const: 6.1 declares the range pointer of a policy without it. */
 static struct netlink_range_validation imex_change_lease_ms_range = {
@@ -195,7 +198,7 @@ const struct nla_policy imex_domain_delete_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
 };
 
-/* domain-get: domain-name, domain-uuid */
+/* domain-get, domain-remove: domain-name, domain-uuid */
 const struct nla_policy imex_domain_get_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
 	[IMEX_A_DOMAIN_UUID] = NLA_POLICY_EXACT_LEN(16),
@@ -293,4 +296,23 @@ const struct nla_policy imex_import_revoke_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_HANDLE_NODE] = NLA_POLICY_EXACT_LEN(16),
 	[IMEX_A_HANDLE_ID] = { .type = NLA_U64 },
 	[IMEX_A_REVOKE_REASON] = NLA_POLICY_MAX(NLA_U32, 4),
+};
+
+/*
+ * domain-set: domain-name, domain-uuid, fabric-uuid, fabric-partition,
+ * members, domain-generation, channels, channel-ids, channel-uid,
+ * channel-gid, channel-mode
+ */
+const struct nla_policy imex_domain_set_nl_policy[IMEX_A_MAX + 1] = {
+	[IMEX_A_FABRIC_UUID] = NLA_POLICY_EXACT_LEN(16),
+	[IMEX_A_FABRIC_PARTITION] = { .type = NLA_U32 },
+	[IMEX_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
+	[IMEX_A_DOMAIN_UUID] = NLA_POLICY_EXACT_LEN(16),
+	[IMEX_A_MEMBERS] = NLA_POLICY_NESTED_ARRAY(imex_member_nl_policy),
+	[IMEX_A_CHANNELS] = NLA_POLICY_NESTED_ARRAY(imex_channel_nl_policy),
+	[IMEX_A_CHANNEL_UID] = { .type = NLA_U32 },
+	[IMEX_A_CHANNEL_GID] = { .type = NLA_U32 },
+	[IMEX_A_CHANNEL_MODE] = NLA_POLICY_MAX(NLA_U32, 511),
+	[IMEX_A_CHANNEL_IDS] = { .type = NLA_BINARY, .len = 64000 },
+	[IMEX_A_DOMAIN_GENERATION] = { .type = NLA_U64 },
 };

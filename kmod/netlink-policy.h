@@ -34,6 +34,7 @@ extern const struct nla_policy imex_change_commit_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_import_done_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_import_check_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_import_revoke_nl_policy[IMEX_A_MAX + 1];
+extern const struct nla_policy imex_domain_set_nl_policy[IMEX_A_MAX + 1];
 
 /* Operations that take the same attributes share a table. */
 #define imex_manager_attach_nl_policy imex_node_get_nl_policy
@@ -43,5 +44,6 @@ extern const struct nla_policy imex_import_revoke_nl_policy[IMEX_A_MAX + 1];
 #define imex_change_get_nl_policy imex_node_get_nl_policy
 #define imex_import_accept_nl_policy imex_node_get_nl_policy
 #define imex_export_del_accept_nl_policy imex_node_get_nl_policy
+#define imex_domain_remove_nl_policy imex_domain_get_nl_policy
 
 #endif /* _IMEX_NETLINK_POLICY_H */

@@ -127,6 +127,22 @@ static const struct genl_ops imex_ops[] = {
 		.internal_flags	= IMEX_MANAGER_OP,
 	},
 	{
+		.cmd		= IMEX_CMD_DOMAIN_SET,
+		.doit		= imex_nl_domain_set,
+		.policy		= imex_domain_set_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP | IMEX_OPF_DEVICES,
+	},
+	{
+		.cmd		= IMEX_CMD_DOMAIN_REMOVE,
+		.doit		= imex_nl_domain_remove,
+		.policy		= imex_domain_remove_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+		.internal_flags	= IMEX_MANAGER_OP | IMEX_OPF_DEVICES,
+	},
+	{
 		.cmd		= IMEX_CMD_CHANNEL_GET,
 		.doit		= imex_nl_channel_get,
 		.dumpit		= imex_nl_channel_dump,

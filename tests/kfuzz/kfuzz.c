@@ -405,6 +405,7 @@ static void put_attr(struct msg *m, uint16_t type, int depth)
 	case IMEX_A_CHANGE_ID:
 	case IMEX_A_IMPORT_ID:
 	case IMEX_A_HANDLE_ID:
+	case IMEX_A_DOMAIN_GENERATION:
 		put_u64(m, type, chance(70) ? rnd(8) : rnd64());
 		break;
 	case IMEX_A_FABRIC_PARTITION:
@@ -499,6 +500,11 @@ static const uint8_t cmd_attrs[__IMEX_CMD_MAX][10] = {
 		IMEX_A_CHANNEL_ID, IMEX_A_MEMBER_NAME },
 	[IMEX_CMD_IMPORT_REVOKE] = { IMEX_A_HANDLE_NODE, IMEX_A_HANDLE_ID,
 		IMEX_A_DOMAIN_UUID, IMEX_A_REVOKE_REASON },
+	[IMEX_CMD_DOMAIN_SET] = { IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID,
+		IMEX_A_FABRIC_UUID, IMEX_A_FABRIC_PARTITION, IMEX_A_MEMBERS,
+		IMEX_A_DOMAIN_GENERATION, IMEX_A_CHANNELS, IMEX_A_CHANNEL_IDS,
+		IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_MODE },
+	[IMEX_CMD_DOMAIN_REMOVE] = { IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID },
 };
 
 static bool readonly_cmd(uint8_t cmd)
@@ -756,7 +762,8 @@ static int exchange(int fd, struct msg *m)
 		stat_ok++;
 	if (e == 0 && !privileged && !readonly_cmd(cmd))
 		broken("command %u succeeded for an unprivileged user", cmd);
-	if (e == 0 && cmd == IMEX_CMD_CHANGE_PREPARE)
+	if (e == 0 && (cmd == IMEX_CMD_CHANGE_PREPARE ||
+		       cmd == IMEX_CMD_DOMAIN_SET))
 		record_made(m);
 	/* The node's name and fabric are what valid changes must name. */
 	if (e == 0 && cmd == IMEX_CMD_NODE_SET)
@@ -815,6 +822,62 @@ static void malformed(int fd, struct msg *m)
 /* Each thread's from its own base (fuzz_thread()). */
 static __thread uint64_t change_id = 1000;
 
+/* A domain set as a manager sets it (a few channels, both forms), or removed. */
+static void scenario_set(int fd, struct msg *m, unsigned int d)
+{
+	uint32_t ids[4];
+	unsigned int i, n;
+	size_t outer, e;
+	uint8_t u[16];
+
+	uuid_of(u, d);
+	if (chance(25)) {
+		start(m, IMEX_CMD_DOMAIN_REMOVE, NLM_F_REQUEST | NLM_F_ACK);
+		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
+		if (chance(50))
+			put(m, IMEX_A_DOMAIN_UUID, u, 16);
+		finish(m);
+		exchange(fd, m);
+		return;
+	}
+	start(m, IMEX_CMD_DOMAIN_SET, NLM_F_REQUEST | NLM_F_ACK);
+	put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
+	put(m, IMEX_A_DOMAIN_UUID, u, 16);
+	put(m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
+	put_u32(m, IMEX_A_FABRIC_PARTITION, fabric_part);
+	put_u64(m, IMEX_A_DOMAIN_GENERATION, change_id++);
+	outer = nest_start(m, IMEX_A_MEMBERS);
+	e = nest_start(m, 0);
+	put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
+	nest_end(m, e);
+	if (chance(50)) {
+		e = nest_start(m, 1);
+		put_str(m, IMEX_A_MEMBER_ENTRY_NAME, chance(50) ? "peer" : "peer2");
+		nest_end(m, e);
+	}
+	nest_end(m, outer);
+	if (chance(70)) {
+		outer = nest_start(m, IMEX_A_CHANNELS);
+		n = rnd(4);
+		for (i = 0; i < n; i++) {
+			e = nest_start(m, (uint16_t)i);
+			put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, rnd(16));
+			put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, chance(50) ? 0666 : 0600);
+			nest_end(m, e);
+		}
+		nest_end(m, outer);
+	}
+	if (chance(40)) {
+		n = rnd(4);
+		for (i = 0; i < n; i++)
+			ids[i] = rnd(16);
+		put(m, IMEX_A_CHANNEL_IDS, ids, n * sizeof(ids[0]));
+		put_u32(m, IMEX_A_CHANNEL_UID, rnd(3));
+	}
+	finish(m);
+	exchange(fd, m);
+}
+
 static void scenario(int fd)
 {
 	struct msg *m = &bufs->scenario;
@@ -828,6 +891,10 @@ static void scenario(int fd)
 		start(m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
 		finish(m);
 		exchange(fd, m);
+	}
+	if (chance(40)) {
+		scenario_set(fd, m, d);
+		return;
 	}
 	start(m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
 	put_u64(m, IMEX_A_CHANGE_ID, id);

@@ -454,9 +454,11 @@ static void put_common(struct nl_msg *m, const struct kv *kv)
 		nla_put_u32(m, IMEX_A_CHANNEL_COUNT, (uint32_t)parse_u64(v));
 	/*
 	 * Requests carry the owner at the top; changes only per channel
-	 * entry (CHANGE_PREPARE's policy refuses the top-level ones).
+	 * entry (CHANGE_PREPARE's policy refuses the top-level ones), and
+	 * DOMAIN_SET per entry or, for ids=, as ids_uid= ids_gid= ids_mode=.
 	 */
-	if (genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_CHANGE_PREPARE) {
+	if (genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_CHANGE_PREPARE &&
+	    genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_DOMAIN_SET) {
 		if ((v = kv_get(kv, "uid")))
 			nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
 		if ((v = kv_get(kv, "gid")))
@@ -540,6 +542,11 @@ static int print_msg(struct nl_msg *m, void *arg)
 	print_u32("members", tb[IMEX_A_MEMBER_COUNT]);
 	print_u32("self", tb[IMEX_A_MEMBER_SELF]);
 	print_u32("nchannels", tb[IMEX_A_CHANNEL_COUNT]);
+	/* Only when set: domains made by a change print as before. */
+	if (tb[IMEX_A_DOMAIN_GENERATION] &&
+	    nla_get_u64(tb[IMEX_A_DOMAIN_GENERATION]))
+		printf(" setgen=%" PRIu64,
+		       nla_get_u64(tb[IMEX_A_DOMAIN_GENERATION]));
 	print_u32("channel", tb[IMEX_A_CHANNEL_ID]);
 	print_u32("chstate", tb[IMEX_A_CHANNEL_STATE]);
 	print_u32("uid", tb[IMEX_A_CHANNEL_UID]);
@@ -776,6 +783,54 @@ static int cmd_prepare(struct ctx *c, const struct kv *kv)
 		nla_put_u32(m, IMEX_A_CHANGE_OP, op_from_name(v));
 	if ((v = kv_get(kv, "lease")))
 		nla_put_u32(m, IMEX_A_CHANGE_LEASE_MS, (uint32_t)parse_u64(v));
+	put_common(m, kv);
+	return transact(c, m, print_msg, c);
+}
+
+/* ids=LIST (as channels=) as one IMEX_A_CHANNEL_IDS array. */
+static void put_id_array(struct nl_msg *m, const char *list)
+{
+	char *dup = strdup(list), *save = NULL, *tok;
+	uint32_t *ids = NULL;
+	size_t n = 0;
+
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+
+		if (dash)
+			*dash = 0;
+		lo = parse_u64(tok);
+		hi = dash ? parse_u64(dash + 1) : lo;
+		for (uint64_t id = lo; id <= hi; id++) {
+			ids = realloc(ids, (n + 1) * sizeof(*ids));
+			if (!ids)
+				die("out of memory");
+			ids[n++] = (uint32_t)id;
+		}
+	}
+	if (nla_put(m, IMEX_A_CHANNEL_IDS, (int)(n * sizeof(*ids)), ids))
+		die("%zu ids do not fit one attribute", n);
+	free(ids);
+	free(dup);
+}
+
+static int cmd_domain_set(struct ctx *c, const struct kv *kv)
+{
+	struct nl_msg *m = msg_new(c, IMEX_CMD_DOMAIN_SET, 0);
+	const char *v;
+
+	if ((v = kv_get(kv, "gen")))
+		nla_put_u64(m, IMEX_A_DOMAIN_GENERATION, parse_u64(v));
+	if ((v = kv_get(kv, "ids")))
+		put_id_array(m, v);
+	if ((v = kv_get(kv, "ids_uid")))
+		nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "ids_gid")))
+		nla_put_u32(m, IMEX_A_CHANNEL_GID, (uint32_t)parse_u64(v));
+	if ((v = kv_get(kv, "ids_mode")))
+		nla_put_u32(m, IMEX_A_CHANNEL_MODE, (uint32_t)strtoul(v, NULL, 8));
 	put_common(m, kv);
 	return transact(c, m, print_msg, c);
 }
@@ -1400,6 +1455,8 @@ static void usage(void)
 	      "  domain name=|uuid= | domains | channel id= | channels [name=] | channel-set id= [uid= gid= mode=]\n"
 	      "  attach | detach | accept (EBADMSG if the upcall is malformed) | done req= status= [msg=]\n"
 	      "  prepare change= op=create|delete|add|remove|members name= [uuid= fabric= members= channels= lease=]\n"
+	      "  set name= uuid= fabric= members= gen= [channels=LIST [uid= gid= mode=]] [ids=LIST [ids_uid= ids_gid= ids_mode=]]\n"
+	      "  remove name= [uuid=]\n"
 	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
 	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
 	      "  join group=events|manager: join a multicast group, report the errno\n"
@@ -1448,6 +1505,10 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_accept(c, kv);
 	if (!strcmp(cmd, "done"))
 		return cmd_done(c, kv);
+	if (!strcmp(cmd, "set"))
+		return cmd_domain_set(c, kv);
+	if (!strcmp(cmd, "remove"))
+		return cmd_simple(c, IMEX_CMD_DOMAIN_REMOVE, kv, 0);
 	if (!strcmp(cmd, "prepare"))
 		return cmd_prepare(c, kv);
 	if (!strcmp(cmd, "commit"))

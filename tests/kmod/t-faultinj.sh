@@ -80,6 +80,15 @@ prepare change=@D@ op=delete name=fi" "commit change=@D@"
 run sweep_mgr "channel-set" "$CREATE
 commit change=@C@" "channel-set id=1 uid=7 gid=8 mode=0640"
 
+# The manager's atomic domain-set: everything checked and allocated before
+# anything changes (create; replace dropping, keeping with a new owner and
+# adding channels while the members change; ids sharing an owner), remove.
+SET="set name=fi uuid=$UUID1 fabric=$FABRIC members=$NODE gen=1 channels=1,2"
+run sweep_mgr "domain-set create" "" "$SET"
+run sweep_mgr "domain-set replace" "$SET" "set name=fi uuid=$UUID1 fabric=$FABRIC members=$NODE,peer gen=2 channels=2,3 uid=7 gid=8 mode=0640"
+run sweep_mgr "domain-set ids" "$SET" "set name=fi uuid=$UUID1 fabric=$FABRIC members=$NODE gen=2 channels=1 ids=2-4 ids_uid=5 ids_mode=0660"
+run sweep_mgr "domain-remove" "$SET" "remove name=fi"
+
 # The request path: a client's request queued for the manager stand-in.
 $NL -q node-set node_uuid=$NODEU || fail "node-set"
 serve_start

@@ -69,7 +69,9 @@
  *      IMEX_A_FABRIC_PARTITION, IMEX_A_DOMAIN_STATE (u32 enum imex_domain_state),
  *      IMEX_A_MEMBER_COUNT (u32), IMEX_A_CHANNEL_COUNT (u32),
  *      IMEX_A_MEMBER_SELF (u32 index of this node in the member list),
- *      IMEX_A_GENERATION (u32 domain generation), and in doit replies only:
+ *      IMEX_A_GENERATION (u32, bumped on every change of the domain),
+ *      IMEX_A_DOMAIN_GENERATION (u64, as the last IMEX_CMD_DOMAIN_SET gave
+ *      it; 0 for a domain made by a change), and in doit replies only:
  *      IMEX_A_MEMBERS: nested array, each
  *          IMEX_A_MEMBER_ENTRY_NAME, IMEX_A_MEMBER_ADDR,
  *          IMEX_A_MEMBER_STATE: u32 enum imex_member_state, as this node sees it
@@ -121,6 +123,31 @@
  *      IMEX_A_DOMAIN_UUID, IMEX_A_CHANNEL_IDS when given, once a request
  *      completes, whether by the manager, by timeout (ETIMEDOUT) or by detach
  *      (ENOTCONN).
+ *
+ * IMEX_CMD_DOMAIN_SET (manager): "domain (name, UUID) is now this", applied
+ *      at once and atomically: it creates the domain or replaces its
+ *      definition, or refuses and changes nothing.
+ *      IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID, IMEX_A_FABRIC_UUID,
+ *      IMEX_A_FABRIC_PARTITION (this node's), IMEX_A_MEMBERS (names,
+ *      addresses; must contain this node), IMEX_A_DOMAIN_GENERATION (u64,
+ *      the manager's, reported back by IMEX_CMD_DOMAIN_GET), and the whole
+ *      channel set (none when both are absent) as
+ *      IMEX_A_CHANNELS (nested array: IMEX_A_CHANNEL_ENTRY_ID with optional
+ *          IMEX_A_CHANNEL_ENTRY_UID/GID/MODE; defaults 0, 0, 0600) and/or
+ *      IMEX_A_CHANNEL_IDS (u32 array, at most IMEX_CHANNEL_IDS_MAX ids)
+ *          owned by IMEX_A_CHANNEL_UID/GID/MODE (same defaults).
+ *   Each channel must be below max_channels and free here or already this
+ *   domain's (EADDRINUSE); a domain of that name with another UUID, or that
+ *   UUID under another name, is EEXIST.  Channels left out are revoked
+ *   (their fds, exports and imports end), new ones granted, changed owners
+ *   re-create the device node; the request returns once the device nodes
+ *   are made.  A new domain starts READY; the state of an existing one is
+ *   kept, and so are the states of members still listed.  Setting the
+ *   definition a domain already has changes nothing.
+ * IMEX_CMD_DOMAIN_REMOVE (manager): IMEX_A_DOMAIN_NAME, optional
+ *      IMEX_A_DOMAIN_UUID (ESTALE if the domain has another).  Revokes its
+ *      channels and removes it at once.  ENOENT when there is none.
+ *   Both are EBUSY while the domain has a prepared change (below).
  *
  * IMEX_CMD_CHANGE_PREPARE (manager): reserve a change; nothing is visible to
  *      channel users until COMMIT.
@@ -297,6 +324,8 @@ enum imex_cmd {
 	IMEX_CMD_EXPORT_DEL,		/* notification, manager group */
 	IMEX_CMD_EXPORT_DEL_ACCEPT,
 	IMEX_CMD_IMPORT_REVOKE,
+	IMEX_CMD_DOMAIN_SET,
+	IMEX_CMD_DOMAIN_REMOVE,
 
 	__IMEX_CMD_MAX
 };
@@ -346,6 +375,7 @@ enum imex_attr {
 	IMEX_A_IMPORT_COUNT,		/* u32 */
 	IMEX_A_EXPORT_COUNT,		/* u32 */
 	IMEX_A_CHANNEL_MINOR,		/* u32, the grant's device minor */
+	IMEX_A_DOMAIN_GENERATION,	/* u64, the manager's (domain-set) */
 
 	__IMEX_A_MAX
 };
