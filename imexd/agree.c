@@ -144,7 +144,7 @@ static int on_state(struct imexd_agree *a, const struct imexd_cons_action *ca)
 
 static int done_push(struct imexd_agree *a, bool snapshot, raft_index last)
 {
-	if (ag_grow((void **)&a->dones, &a->cap_dones, a->n_dones,
+	if (imexd_grow((void **)&a->dones, &a->cap_dones, a->n_dones + 1,
 		 sizeof(*a->dones)))
 		return -ENOMEM;
 	a->dones[a->n_dones].snapshot = snapshot;
@@ -625,7 +625,7 @@ int imexd_agree_kernel_done(struct imexd_agree *a, uint64_t now, int error,
 		return rv;
 	a->inflight = false;
 	if (error) {
-		if (!ag_grow((void **)&a->skip, &a->cap_skip, a->n_skip,
+		if (!imexd_grow((void **)&a->skip, &a->cap_skip, a->n_skip + 1,
 			  sizeof(*a->skip))) {
 			a->skip[a->n_skip][0] = (char)a->cur.type;
 			snprintf(a->skip[a->n_skip] + 1, IMEX_NAME_MAX, "%s",

@@ -7,6 +7,7 @@
 #define IMEXD_AGREE_INTERNAL_H
 
 #include "agree.h"
+#include "grow.h"
 
 enum req_kind {
 	REQ_LOCAL = 1,	/* an admin request of this node: DONE */
@@ -80,7 +81,6 @@ struct imexd_agree {
 
 /* agree_req.c: growth, the action queue and what it owns until the next
  * input, requests. */
-int ag_grow(void **p, size_t *cap, size_t n, size_t sz);
 int ag_keep(struct imexd_agree *a, void *p, bool def);
 void ag_scratch_free(struct imexd_agree *a);
 struct imexd_agree_action *ag_push(struct imexd_agree *a,

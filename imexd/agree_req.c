@@ -13,25 +13,9 @@
 
 /* ---- growth and scratch -------------------------------------------------- */
 
-int ag_grow(void **p, size_t *cap, size_t n, size_t sz)
-{
-	size_t ncap;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 8;
-	q = realloc(*p, ncap * sz);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 int ag_keep(struct imexd_agree *a, void *p, bool def)
 {
-	if (ag_grow((void **)&a->scratch, &a->cap_scratch, a->n_scratch,
+	if (imexd_grow((void **)&a->scratch, &a->cap_scratch, a->n_scratch + 1,
 		 sizeof(*a->scratch))) {
 		if (def)
 			imexd_def_free(p);
@@ -60,7 +44,7 @@ struct imexd_agree_action *ag_push(struct imexd_agree *a,
 {
 	struct imexd_agree_action *act;
 
-	if (ag_grow((void **)&a->acts, &a->cap_acts, a->n_acts, sizeof(*a->acts)))
+	if (imexd_grow((void **)&a->acts, &a->cap_acts, a->n_acts + 1, sizeof(*a->acts)))
 		return NULL;
 	act = &a->acts[a->n_acts++];
 	memset(act, 0, sizeof(*act));
@@ -277,7 +261,7 @@ struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
 {
 	struct ag_req *r;
 
-	if (ag_grow((void **)&a->reqs, &a->cap_reqs, a->n_reqs, sizeof(*a->reqs)))
+	if (imexd_grow((void **)&a->reqs, &a->cap_reqs, a->n_reqs + 1, sizeof(*a->reqs)))
 		return NULL;
 	r = &a->reqs[a->n_reqs++];
 	memset(r, 0, sizeof(*r));

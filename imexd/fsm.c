@@ -16,25 +16,6 @@
 
 #include "fsm_internal.h"
 
-int fsm_grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	if (n > SIZE_MAX / size)
-		return -ENOMEM;
-	p = realloc(*arr, n * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 struct imexd_fsm *imexd_fsm_new(void)
 {
 	return calloc(1, sizeof(struct imexd_fsm));
@@ -404,7 +385,7 @@ static int commit(struct imexd_fsm *fsm, size_t pos, bool insert,
 		  struct imexd_fsm_result *res)
 {
 	if (imexd_def_copy(&res->def, nd) ||
-	    (insert && fsm_grow((void **)&fsm->domains, &fsm->domains_cap,
+	    (insert && imexd_grow((void **)&fsm->domains, &fsm->domains_cap,
 				fsm->ndomains + 1, sizeof(*fsm->domains)))) {
 		imexd_def_free(&res->def);
 		imexd_def_free(nd);
@@ -451,7 +432,7 @@ static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 			return refuse(res, ENOSPC,
 				      "the NVLink domain already has %u nodes, the most it may: node '%s' cannot join",
 				      (unsigned int)IMEXD_FSM_NODES_MAX, n->name);
-		if (fsm_grow((void **)&fsm->nodes, &fsm->nodes_cap,
+		if (imexd_grow((void **)&fsm->nodes, &fsm->nodes_cap,
 			     fsm->nnodes + 1, sizeof(*fsm->nodes)))
 			return -ENOMEM;
 		memmove(&fsm->nodes[pos + 1], &fsm->nodes[pos],

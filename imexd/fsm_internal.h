@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fsm.h"
+#include "grow.h"
 
 #define FSM_MODE_MAX	0777
 
@@ -21,12 +22,6 @@ struct imexd_fsm {
 	struct imexd_def *domains;	/* sorted by name; flags always 0 */
 	size_t ndomains, domains_cap;
 };
-
-/*
- * The one growth helper: make room for @need elements of @size bytes in
- * *@arr (capacity *@cap), doubling.  0 or -ENOMEM (*@arr untouched).
- */
-int fsm_grow(void **arr, size_t *cap, size_t need, size_t size);
 
 /* Index of node @name in @fsm, or -1. */
 long fsm_node_find(const struct imexd_fsm *fsm, const char *name);
