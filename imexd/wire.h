@@ -107,8 +107,11 @@ enum imexd_msg_type {
 	IMEXD_MSG_IMPORT_REQ,
 	IMEXD_MSG_IMPORT_RESP,
 	IMEXD_MSG_EXPORT_REVOKE,
+	IMEXD_MSG_RAFT,
+	IMEXD_MSG_FORWARD,
+	IMEXD_MSG_REPLY,
 
-	IMEXD_MSG_TYPE_MAX = IMEXD_MSG_EXPORT_REVOKE
+	IMEXD_MSG_TYPE_MAX = IMEXD_MSG_REPLY
 };
 
 enum { IMEXD_ACK_COMMIT = 1, IMEXD_ACK_ABORT = 2 };
@@ -151,6 +154,12 @@ struct imexd_peer_view {
 	uint8_t state;			/* enum imex_member_state */
 };
 
+/* A domain the sender's kernel holds, at this generation. */
+struct imexd_peer_gen {
+	uint8_t uuid[16];
+	uint64_t generation;
+};
+
 /* A decoded message.  Pointers are owned by it: imexd_msg_free(). */
 struct imexd_msg {
 	uint8_t type;			/* enum imexd_msg_type */
@@ -169,6 +178,8 @@ struct imexd_msg {
 			uint32_t seq;
 			uint16_t n;
 			struct imexd_peer_view *peers;
+			uint16_t ngens;
+			struct imexd_peer_gen *gens;
 		} heartbeat;
 		struct {
 			uint64_t change_id;
@@ -220,6 +231,23 @@ struct imexd_msg {
 		struct {
 			uint64_t handle_id;
 		} export_revoke;
+		struct {
+			uint32_t len;
+			uint8_t *data;	/* a raftwire frame */
+		} raft;
+		struct {
+			uint64_t tag;
+			uint32_t len;
+			uint8_t *cmd;	/* an encoded fsm command */
+		} forward;
+		struct {
+			uint64_t tag;
+			int32_t error;
+			char message[IMEXD_MESSAGE_MAX + 1];
+			uint64_t index;
+			bool has_def;
+			struct imexd_def def;
+		} reply;
 	} u;
 };
 

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * health: the node core's peer-to-peer health part.  Among the members of
+ * each domain naming this node (never through the raft log) it sends
+ * heartbeats, keeps every peer's state and reported view, and decides each
+ * domain's state, pushed to the kernel with STATUS actions.  Pure: no
+ * sockets, clock or threads.
+ *
+ * Peer states (enum imex_member_state): NEVER_CONNECTED until first
+ * contact; CONNECTED from PEER_UP (the transport bound a connection) or a
+ * heartbeat; RECOVERING once miss_count x heartbeat_ms pass without a
+ * heartbeat, or the connection drops; DISCONNECTED after grace_ms more
+ * (grace_ms -1: never, 0: at once); VERSION_MISMATCH from the transport.
+ *
+ * Heartbeats go every heartbeat_ms to each connected peer that shares a
+ * domain with this node, and at once (at most one per heartbeat_ms / 10
+ * per peer) when what they carry changes.  A heartbeat to peer X carries
+ * this node's view of the members of the domains it shares with X, and
+ * for each of those domains the generation this node's kernel holds
+ * (imexd_health_applied()).
+ *
+ * READY: a domain is READY when every member is CONNECTED in this node's
+ * view and in every member's reported view, and every member (this node
+ * included) reported holding the committed generation
+ * (imexd_health_set_domains()); otherwise DEGRADED.  A member that lags or
+ * failed to apply therefore shows as DEGRADED, never as READY.
+ *
+ * Status pushes are rate-limited to one per domain per heartbeat_ms / 50;
+ * the latest state always follows.
+ *
+ * Bounds: peers are those of the committed domains naming this node (the
+ * dispatcher passes them; a heartbeat from anyone else is ignored), views
+ * are kept per peer for those members only, generations per shared domain
+ * only: nothing a peer sends can grow a table here.
+ *
+ * Out-of-memory policy: a failed allocation returns -ENOMEM from the call
+ * and leaves the part as it was before it.
+ */
+#ifndef IMEXD_HEALTH_H
+#define IMEXD_HEALTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct imexd_health;
+
+/* Zero means the default (grace_ms: -1 forever, 0 none). */
+struct imexd_health_config {
+	const char *self;
+	uint32_t heartbeat_ms;		/* default 1000 */
+	uint32_t miss_count;		/* default 3 */
+	int64_t grace_ms;		/* default 30000 */
+};
+
+struct imexd_member_status {
+	char name[IMEX_NAME_MAX];
+	uint8_t state;			/* enum imex_member_state (this view) */
+	bool has_view;
+	uint8_t view[IMEX_MEMBERS_MAX];	/* that member's view, per member */
+	uint64_t generation;		/* it holds; 0: unknown */
+};
+
+struct imexd_domain_status {
+	char name[IMEX_NAME_MAX];
+	uint8_t uuid[16];
+	uint32_t state;			/* IMEX_DOMAIN_READY or _DEGRADED */
+	uint64_t generation;		/* committed */
+	uint16_t nmembers;
+	struct imexd_member_status *members;
+};
+
+enum imexd_health_action_type {
+	IMEXD_HEALTH_SEND = 1,		/* to, msg (a HEARTBEAT) */
+	IMEXD_HEALTH_STATUS,		/* status: push to the kernel */
+	IMEXD_HEALTH_PEER_LOST,		/* to: DISCONNECTED (grace over) */
+	IMEXD_HEALTH_LOG,		/* level, text */
+};
+
+/* Pointers stay valid until the next call into the part. */
+struct imexd_health_action {
+	enum imexd_health_action_type type;
+	const char *to;
+	struct imexd_msg *msg;		/* the caller may fill header fields */
+	const struct imexd_domain_status *status;
+	int level;
+	const char *text;
+};
+
+int imexd_health_new(const struct imexd_health_config *cfg,
+		     struct imexd_health **out);
+void imexd_health_free(struct imexd_health *h);
+/* SIGHUP: new timing (zero: default); applies from the next deadline. */
+void imexd_health_set_timing(struct imexd_health *h, uint32_t heartbeat_ms,
+			     uint32_t miss_count, int64_t grace_ms);
+
+/*
+ * The committed domains naming this node (copied): their members become
+ * the peers watched; a domain no longer listed is forgotten (no STATUS).
+ */
+int imexd_health_set_domains(struct imexd_health *h, uint64_t now,
+			     const struct imexd_def *const *defs, size_t n);
+/* This node's kernel now holds @generation of domain @uuid (0: none). */
+void imexd_health_applied(struct imexd_health *h, uint64_t now,
+			  const uint8_t uuid[16], uint64_t generation);
+
+void imexd_health_peer_up(struct imexd_health *h, uint64_t now,
+			  const char *name);
+void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
+			    const char *name);
+void imexd_health_peer_version(struct imexd_health *h, uint64_t now,
+			       const char *name);
+/* A HEARTBEAT from authenticated peer @from (stays the caller's). */
+void imexd_health_heartbeat(struct imexd_health *h, uint64_t now,
+			    const char *from, const struct imexd_msg *msg);
+void imexd_health_timer(struct imexd_health *h, uint64_t now);
+uint64_t imexd_health_deadline(const struct imexd_health *h);
+
+bool imexd_health_next(struct imexd_health *h, struct imexd_health_action *a);
+
+/* Views for status queries and checkers. */
+uint8_t imexd_health_peer_state(const struct imexd_health *h,
+				const char *name);
+bool imexd_health_ready(const struct imexd_health *h, const uint8_t uuid[16]);
+
+#endif /* IMEXD_HEALTH_H */
