@@ -110,7 +110,7 @@ enum imexd_node_action_type {
 	IMEXD_NODE_LOG,			/* level, text */
 };
 
-/* Pointers stay valid until the next call into the node. */
+/* Pointers stay valid until the next imexd_node_next(). */
 struct imexd_node_action {
 	enum imexd_node_action_type type;
 	uint64_t conn;
