@@ -121,6 +121,7 @@ void imexd_broker_peer_down(struct imexd_broker *b, uint64_t now,
 void imexd_broker_peer_lost(struct imexd_broker *b, uint64_t now,
 			    const char *name, const struct imexd_fsm *fsm);
 void imexd_broker_timer(struct imexd_broker *b, uint64_t now);
+/* When imexd_broker_timer() is wanted (absolute ms); UINT64_MAX: never. */
 uint64_t imexd_broker_deadline(const struct imexd_broker *b);
 /* SIGTERM: every waiting import ends (ESHUTDOWN). */
 void imexd_broker_shutdown(struct imexd_broker *b, uint64_t now);
