@@ -1049,13 +1049,13 @@ static void action_text(const struct imexd_health_action *a, char *buf,
 	}
 }
 
-/* A READY status must hold what READY means. */
-static void check_status(const struct imexd_domain_status *s)
+/* A READY status must hold what READY means; 1 if READY. */
+static int check_status(const struct imexd_domain_status *s)
 {
 	uint16_t i, j;
 
 	if (s->state != IMEX_DOMAIN_READY)
-		return;
+		return 0;
 	for (i = 0; i < s->nmembers; i++) {
 		const struct imexd_member_status *m = &s->members[i];
 
@@ -1067,6 +1067,7 @@ static void check_status(const struct imexd_domain_status *s)
 			assert_int_equal(m->view[j], i == j ? IMEX_MEMBER_SELF :
 					 IMEX_MEMBER_CONNECTED);
 	}
+	return 1;
 }
 
 static const char *const NAMES[] = { "a", "b", "c", "d", "e", "z" };
@@ -1080,6 +1081,7 @@ static void random_step(struct imexd_health *h, uint64_t now, uint32_t op,
 	struct imexd_msg m;
 	uint32_t i, nv = 0, ng = 0;
 	uint8_t u[16];
+	bool good;
 
 	switch (op) {
 	case 0:
@@ -1094,9 +1096,11 @@ static void random_step(struct imexd_health *h, uint64_t now, uint32_t op,
 		else
 			imexd_health_timer(h, now);
 		break;
-	case 3:
+	case 3:		/* slot i's committed generation is i: mostly that */
 		uuid_of(u, (uint8_t)(1 + r % 3));
-		assert_int_equal(imexd_health_applied(h, now, u, (r >> 2) % 4), 0);
+		assert_int_equal(imexd_health_applied(h, now, u, (r >> 2) % 4 ?
+						      1 + r % 3 :
+						      (r >> 4) % 4), 0);
 		break;
 	case 4: {
 		const struct imexd_def *d[3];
@@ -1109,10 +1113,18 @@ static void random_step(struct imexd_health *h, uint64_t now, uint32_t op,
 		break;
 	}
 	default:
+		/* Mostly what a healthy peer says, else anything. */
+		good = (r >> 40) % 4 != 0;
 		memset(&m, 0, sizeof(m));
 		memset(v, 0, sizeof(v));
 		for (i = 0; i < 6; i++) {
-			if (!((r >> i) & 1))
+			if (good && i < 5 && i != who % 6) {
+				snprintf(v[nv].name, IMEX_NAME_MAX, "%s",
+					 NAMES[i]);
+				v[nv++].state = IMEX_MEMBER_CONNECTED;
+				continue;
+			}
+			if (good || !((r >> i) & 1))
 				continue;
 			snprintf(v[nv].name, IMEX_NAME_MAX, "%s", NAMES[i]);
 			v[nv++].state = (r >> (8 + i)) % 3 ?
@@ -1120,10 +1132,11 @@ static void random_step(struct imexd_health *h, uint64_t now, uint32_t op,
 					(uint8_t)((r >> (16 + i)) % 7);
 		}
 		for (i = 0; i < 3; i++) {
-			if (!((r >> (24 + i)) & 1))
+			if (!good && !((r >> (24 + i)) & 1))
 				continue;
 			uuid_of(g[ng].uuid, (uint8_t)(1 + i));
-			g[ng++].generation = (r >> (28 + 2 * i)) % 4;
+			g[ng++].generation = good ? 1 + i :
+					     (r >> (28 + 2 * i)) % 4;
 		}
 		m.type = IMEXD_MSG_HEARTBEAT;
 		m.u.heartbeat.n = (uint16_t)nv;
@@ -1148,7 +1161,7 @@ static void test_random_inputs_deterministic(void **state)
 	uint64_t seed = s ? strtoull(s, NULL, 0) :
 			(uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
 	uint64_t now = 0;
-	unsigned long actions = 0;
+	unsigned long actions = 0, readies = 0;
 	int i, k;
 
 	(void)state;
@@ -1180,7 +1193,7 @@ static void test_random_inputs_deterministic(void **state)
 			action_text(&b, tb, sizeof(tb));
 			assert_string_equal(ta, tb);
 			if (a.type == IMEXD_HEALTH_STATUS)
-				check_status(a.status);
+				readies += check_status(a.status);
 			if (a.type == IMEXD_HEALTH_SEND) {
 				assert_int_not_equal(
 					imexd_health_peer_state(h[0], a.to),
@@ -1193,7 +1206,9 @@ static void test_random_inputs_deterministic(void **state)
 				 imexd_health_deadline(h[1]));
 		assert_true(imexd_health_deadline(h[0]) > now);
 	}
-	printf("random health inputs: %lu actions, identical\n", actions);
+	printf("random health inputs: %lu actions (%lu READY statuses), identical\n",
+	       actions, readies);
+	assert_true(readies > 0);	/* the READY checks ran */
 	for (k = 0; k < 2; k++)
 		imexd_health_free(h[k]);
 }
