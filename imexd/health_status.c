@@ -16,6 +16,9 @@ static uint8_t view_of(const struct htab *t, const struct hdom *d,
 
 	if (i == j)
 		return IMEX_MEMBER_SELF;
+	/* Two members, one of them a peer: never without peers. */
+	if (!t->peers)
+		return IMEX_MEMBER_UNKNOWN;
 	if (d->midx[i] < 0)
 		return t->peers[d->midx[j]].state;
 	pe = &t->peers[d->midx[i]];
