@@ -448,7 +448,9 @@ int imexd_health_applied(struct imexd_health *h, uint64_t now,
 		struct hdom *dm = &h->t.doms[d];
 		uint16_t m;
 
+		/* The kernel's domain is new or set anew: push it all. */
 		dm->dirty = true;
+		dm->valid = false;
 		for (m = 0; m < dm->n; m++)
 			if (dm->midx[m] >= 0)
 				h->t.peers[dm->midx[m]].dirty = true;

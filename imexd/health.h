@@ -26,7 +26,9 @@
  * failed to apply therefore shows as DEGRADED, never as READY.
  *
  * Status pushes are rate-limited to one per domain per heartbeat_ms / 50;
- * the latest state always follows.
+ * the latest state always follows.  They wait until this node's kernel
+ * holds the domain (imexd_health_applied() with a generation), and are
+ * repeated in full when it reports a new one.
  *
  * Bounds: peers are those of the committed domains naming this node (the
  * dispatcher passes them; a heartbeat from anyone else is ignored), views

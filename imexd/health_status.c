@@ -111,7 +111,8 @@ static void status_build(const struct imexd_health *h, const struct hdom *d,
 
 /* Pushes at once, at most one per domain per heartbeat_ms / 50: a mesh
  * forming changes the matrix many times a millisecond, and each push
- * carries all of it.  The latest state follows when the gap is over. */
+ * carries all of it.  The latest state follows when the gap is over.
+ * Only for domains this node's kernel holds (imexd_health_applied()). */
 void hl_status_flush(struct imexd_health *h)
 {
 	uint64_t gap = hl_max1(h->hb_ms / 50), now = h->now;
@@ -126,6 +127,9 @@ void hl_status_flush(struct imexd_health *h)
 		if (!d->dirty || now < d->status_next)
 			continue;
 		d->dirty = false;
+		/* Not in the kernel (yet): nothing to push it to. */
+		if (!hl_kgen(h, d->st.uuid))
+			continue;
 		status_build(h, d, t->members);
 		state = hl_dom_ready(h, d, why, sizeof(why)) ?
 			IMEX_DOMAIN_READY : IMEX_DOMAIN_DEGRADED;

@@ -367,6 +367,7 @@ static void test_states_at_exact_times(void **state)
 	(void)state;
 	start(1000, 3, 5000);
 	doms(0, 1, mk(1, "d1", 1, "a b"));
+	applied(0, 1, 1);
 	assert_int_equal(st("a"), IMEX_MEMBER_SELF);
 	assert_int_equal(st("b"), IMEX_MEMBER_NEVER_CONNECTED);
 	assert_int_equal(st("z"), IMEX_MEMBER_UNKNOWN);
@@ -558,6 +559,7 @@ static void test_undrained_actions_superseded(void **state)
 	(void)state;
 	start(1000, 3, 5000);
 	doms(0, 1, mk(1, "d1", 1, "a b"));
+	applied(0, 1, 1);
 	reset();
 	for (i = 0; i < 40; i++) {
 		imexd_health_peer_up(H, 100 + 200 * (uint64_t)i, "b");
@@ -672,6 +674,7 @@ static void test_status_rate_limit(void **state)
 	(void)state;
 	start(1000, 3, 5000);		/* status gap: 20 ms */
 	doms(0, 1, mk(1, "d1", 1, "a b c"));
+	applied(0, 1, 1);
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 1);
 	up(5, "b");
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 1);
@@ -705,6 +708,8 @@ static void test_dropped_domain_gets_no_status(void **state)
 	(void)state;
 	start(1000, 3, 5000);
 	doms(0, 2, mk(1, "d1", 1, "a b"), mk(2, "d2", 1, "a c"));
+	applied(0, 1, 1);
+	applied(0, 2, 1);
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 1);
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d2"), 1);
 	up(5, "c");			/* d2's push held back */
@@ -728,6 +733,34 @@ static void test_dropped_domain_gets_no_status(void **state)
 	assert_int_equal(st("c"), IMEX_MEMBER_NEVER_CONNECTED);
 }
 
+/* The kernel must hold a domain for its status to go there. */
+static void test_status_waits_for_kernel(void **state)
+{
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b"));
+	up(0, "b");
+	hbeat(10, "b", "a", "1=1");
+	tick(100);
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, NULL), 0);
+	assert_int_equal(imexd_health_deadline(H), 1000);
+	applied(200, 1, 1);
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 1);
+	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->dstate,
+			 IMEX_DOMAIN_READY);
+	assert_int_equal(logs_with("domain 'd1': READY"), 1);
+	applied(300, 1, 0);		/* the kernel dropped it */
+	down(400, "b");
+	tick(500);
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 1);
+	up(600, "b");
+	hbeat(600, "b", "a", "1=1");
+	applied(700, 1, 1);		/* back: the whole status again */
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 2);
+	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->dstate,
+			 IMEX_DOMAIN_READY);
+}
+
 /* ---- what peers send cannot grow or change anything ----------------------- */
 
 static void test_strangers_and_unshared_ignored(void **state)
@@ -740,6 +773,8 @@ static void test_strangers_and_unshared_ignored(void **state)
 	(void)state;
 	start(1000, 3, 5000);
 	doms(0, 2, mk(1, "d1", 1, "a b"), mk(2, "d2", 1, "a c"));
+	applied(0, 1, 1);
+	applied(0, 2, 1);
 	up(0, "b");
 	up(0, "c");
 	tick(100);
@@ -761,6 +796,7 @@ static void test_strangers_and_unshared_ignored(void **state)
 
 	/* b's view of c was not kept: a domain of both shows it unknown. */
 	doms(500, 3, defs[1], defs[2], mk(3, "d3", 1, "a b c"));
+	applied(500, 3, 1);
 	r = last(IMEXD_HEALTH_STATUS, "d3");
 	assert_true(r->m[1].has_view);
 	assert_int_equal(r->m[1].view[2], IMEX_MEMBER_UNKNOWN);
@@ -835,6 +871,7 @@ static void test_heartbeat_views_bounded(void **state)
 		o += (size_t)sprintf(m2 + o, " q%02zu", i);
 	start(1000, 3, 5000);
 	doms(0, 2, mk(1, "big", 1, m1), mk(2, "d2", 1, m2));
+	applied(0, 1, 1);
 	free(m1);
 	free(m2);
 	up(0, "p000");
@@ -1235,6 +1272,8 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_status_rate_limit, teardown),
 		cmocka_unit_test_teardown(test_dropped_domain_gets_no_status,
+					  teardown),
+		cmocka_unit_test_teardown(test_status_waits_for_kernel,
 					  teardown),
 		cmocka_unit_test_teardown(test_strangers_and_unshared_ignored,
 					  teardown),
