@@ -26,7 +26,9 @@
  * failed to apply therefore shows as DEGRADED, never as READY.
  *
  * Status pushes are rate-limited to one per domain per heartbeat_ms / 50;
- * the latest state always follows.
+ * the latest state always follows.  They wait until this node's kernel
+ * holds the domain (imexd_health_applied() with a generation), and are
+ * repeated in full when it reports a new one.
  *
  * Bounds: peers are those of the committed domains naming this node (the
  * dispatcher passes them; a heartbeat from anyone else is ignored), views
@@ -47,7 +49,7 @@
 
 struct imexd_health;
 
-/* Zero means the default (grace_ms: -1 forever, 0 none). */
+/* Zero means the default, but for grace_ms (-1 forever, 0 none). */
 struct imexd_health_config {
 	const char *self;
 	uint32_t heartbeat_ms;		/* default 1000 */
@@ -99,12 +101,17 @@ void imexd_health_set_timing(struct imexd_health *h, uint32_t heartbeat_ms,
 /*
  * The committed domains naming this node (copied): their members become
  * the peers watched; a domain no longer listed is forgotten (no STATUS).
+ * A new peer starts NEVER_CONNECTED: report imexd_health_peer_up() for
+ * one whose connection is already bound.  0, -EINVAL, -ENOMEM.
  */
 int imexd_health_set_domains(struct imexd_health *h, uint64_t now,
 			     const struct imexd_def *const *defs, size_t n);
-/* This node's kernel now holds @generation of domain @uuid (0: none). */
-void imexd_health_applied(struct imexd_health *h, uint64_t now,
-			  const uint8_t uuid[16], uint64_t generation);
+/*
+ * This node's kernel now holds @generation of domain @uuid (0: none),
+ * whether or not set_domains() lists it yet.  0 or -ENOMEM.
+ */
+int imexd_health_applied(struct imexd_health *h, uint64_t now,
+			 const uint8_t uuid[16], uint64_t generation);
 
 void imexd_health_peer_up(struct imexd_health *h, uint64_t now,
 			  const char *name);

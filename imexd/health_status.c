@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * health: each domain's READY/DEGRADED state and the status pushed to the
+ * kernel (the From/To matrix of member views, with generations).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "health_internal.h"
+
+/* How member @i of @d sees member @j. */
+static uint8_t view_of(const struct htab *t, const struct hdom *d,
+		       uint16_t i, uint16_t j)
+{
+	const struct hpeer *pe;
+
+	if (i == j)
+		return IMEX_MEMBER_SELF;
+	/* Two members, one of them a peer: never without peers. */
+	if (!t->peers)
+		return IMEX_MEMBER_UNKNOWN;
+	if (d->midx[i] < 0)
+		return t->peers[d->midx[j]].state;
+	pe = &t->peers[d->midx[i]];
+	if (!pe->has_view)
+		return IMEX_MEMBER_UNKNOWN;
+	return d->midx[j] < 0 ? pe->self_in_view : pe->rview[d->midx[j]];
+}
+
+static uint64_t gen_of(const struct imexd_health *h, const struct hdom *d,
+		       uint16_t i)
+{
+	return d->midx[i] < 0 ? hl_kgen(h, d->st.uuid) : d->mgen[i];
+}
+
+/*
+ * READY: every member connected in this node's view and in every member's
+ * reported view, and every member holding the committed generation.
+ * Otherwise @why (if any) says the first thing that is not so.
+ */
+bool hl_dom_ready(const struct imexd_health *h, const struct hdom *d,
+		  char *why, size_t len)
+{
+	const struct htab *t = &h->t;
+	uint16_t i, j;
+
+	for (i = 0; i < d->n; i++) {
+		const struct hpeer *pe = d->midx[i] < 0 ? NULL :
+					 &t->peers[d->midx[i]];
+
+		if (pe && pe->state != IMEX_MEMBER_CONNECTED) {
+			if (why)
+				snprintf(why, len, "node '%s' is %s", pe->name,
+					 hl_state_name(pe->state));
+			return false;
+		}
+	}
+	for (i = 0; i < d->n; i++) {
+		uint64_t g = gen_of(h, d, i);
+
+		if (g != d->gen || !g) {
+			if (why && !g)
+				snprintf(why, len, "node '%s' has not reported holding generation %llu",
+					 hl_member_name(h, t, d, i),
+					 (unsigned long long)d->gen);
+			else if (why)
+				snprintf(why, len, "node '%s' holds generation %llu, not the committed %llu",
+					 hl_member_name(h, t, d, i),
+					 (unsigned long long)g,
+					 (unsigned long long)d->gen);
+			return false;
+		}
+	}
+	for (i = 0; i < d->n; i++) {
+		for (j = 0; j < d->n; j++) {
+			uint8_t v = view_of(t, d, i, j);
+
+			if (i == j || v == IMEX_MEMBER_CONNECTED)
+				continue;
+			if (why)
+				snprintf(why, len, "node '%s' sees node '%s' as %s",
+					 hl_member_name(h, t, d, i),
+					 hl_member_name(h, t, d, j),
+					 hl_state_name(v));
+			return false;
+		}
+	}
+	return true;
+}
+
+static void status_build(const struct imexd_health *h, const struct hdom *d,
+			 struct imexd_member_status *ms)
+{
+	const struct htab *t = &h->t;
+	uint16_t i, j;
+
+	memset(ms, 0, d->n * sizeof(*ms));
+	for (i = 0; i < d->n; i++) {
+		const struct hpeer *pe = d->midx[i] < 0 ? NULL :
+					 &t->peers[d->midx[i]];
+
+		snprintf(ms[i].name, sizeof(ms[i].name), "%s",
+			 hl_member_name(h, t, d, i));
+		ms[i].state = pe ? pe->state : IMEX_MEMBER_SELF;
+		ms[i].has_view = !pe || pe->has_view;
+		for (j = 0; ms[i].has_view && j < d->n; j++)
+			ms[i].view[j] = view_of(t, d, i, j);
+		ms[i].generation = gen_of(h, d, i);
+	}
+}
+
+/* Pushes at once, at most one per domain per heartbeat_ms / 50: a mesh
+ * forming changes the matrix many times a millisecond, and each push
+ * carries all of it.  The latest state follows when the gap is over.
+ * Only for domains this node's kernel holds (imexd_health_applied()). */
+void hl_status_flush(struct imexd_health *h)
+{
+	uint64_t gap = hl_max1(h->hb_ms / 50), now = h->now;
+	struct htab *t = &h->t;
+	char why[192];
+	size_t i;
+
+	for (i = 0; i < t->ndoms; i++) {
+		struct hdom *d = &t->doms[i];
+		uint32_t state;
+
+		if (!d->dirty || now < d->status_next)
+			continue;
+		d->dirty = false;
+		/* Not in the kernel (yet): nothing to push it to. */
+		if (!hl_kgen(h, d->st.uuid))
+			continue;
+		status_build(h, d, t->members);
+		state = hl_dom_ready(h, d, why, sizeof(why)) ?
+			IMEX_DOMAIN_READY : IMEX_DOMAIN_DEGRADED;
+		if (d->valid && d->st.state == state &&
+		    d->st.generation == d->gen &&
+		    !memcmp(d->st.members, t->members,
+			    d->n * sizeof(*t->members)))
+			continue;
+		if (d->last_state != state) {
+			if (state == IMEX_DOMAIN_READY)
+				hl_log(h, L_INFO, "domain '%s': READY",
+				       d->st.name);
+			else
+				hl_log(h, L_INFO, "domain '%s': DEGRADED (%s)",
+				       d->st.name, why);
+		}
+		memcpy(d->st.members, t->members, d->n * sizeof(*t->members));
+		d->st.state = state;
+		d->st.generation = d->gen;
+		d->last_state = state;
+		d->valid = true;
+		d->status_due = true;
+		d->status_next = now + gap;
+	}
+}
