@@ -74,6 +74,10 @@ struct act {
 	char *text;			/* owned */
 };
 
+struct act_ref {
+	struct act *act;
+};
+
 struct imexd_peers {
 	char self[IMEX_NAME_MAX];
 	uint8_t self_uuid[16];
@@ -93,7 +97,7 @@ struct imexd_peers {
 	struct logkey logkeys[LOGKEYS_MAX];
 	size_t nlogkeys;
 
-	struct act **acts;		/* each apart: pointers survive growth */
+	struct act_ref *acts;		/* each apart: pointers survive growth */
 	size_t nacts, cap_acts, next_act;
 };
 
@@ -117,7 +121,7 @@ static void acts_gc(struct imexd_peers *p)
 	if (!p->next_act)
 		return;
 	for (i = 0; i < p->next_act; i++)
-		act_release(p->acts[i]);
+		act_release(p->acts[i].act);
 	memmove(p->acts, p->acts + p->next_act,
 		(p->nacts - p->next_act) * sizeof(*p->acts));
 	p->nacts -= p->next_act;
@@ -136,7 +140,7 @@ static struct act *act_push(struct imexd_peers *p,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	p->acts[p->nacts++] = a;
+	p->acts[p->nacts++].act = a;
 	a->a.type = type;
 	return a;
 }
@@ -147,7 +151,7 @@ bool imexd_peers_next(struct imexd_peers *p, struct imexd_peers_action *out)
 
 	if (p->next_act >= p->nacts)
 		return false;
-	a = p->acts[p->next_act++];
+	a = p->acts[p->next_act++].act;
 	*out = a->a;
 	/* The strings live in the entry, which stays until the next event. */
 	out->name = a->name[0] ? a->name : NULL;
@@ -346,16 +350,12 @@ static bool addr_normalize(const char *in, const char *name, uint16_t port,
 
 	if (!in[0])
 		n = snprintf(out, len, "%s:%u", name, port);
-	else if (in[0] == '[' && strstr(in, "]:"))
-		n = snprintf(out, len, "%s", in);
-	else if (in[0] == '[')
+	else if (in[0] == '[' ? !strstr(in, "]:") : !colon)
 		n = snprintf(out, len, "%s:%u", in, port);
-	else if (colon && strchr(in, ':') != colon)
+	else if (in[0] != '[' && strchr(in, ':') != colon)
 		n = snprintf(out, len, "[%s]:%u", in, port);
-	else if (colon)
-		n = snprintf(out, len, "%s", in);
 	else
-		n = snprintf(out, len, "%s:%u", in, port);
+		n = snprintf(out, len, "%s", in);
 	return n > 0 && (size_t)n < len;
 }
 
@@ -440,7 +440,7 @@ void imexd_peers_free(struct imexd_peers *p)
 	if (!p)
 		return;
 	for (i = 0; i < p->nacts; i++)
-		act_release(p->acts[i]);
+		act_release(p->acts[i].act);
 	free(p->acts);
 	free(p->conns);
 	free(p->peers);
@@ -560,6 +560,17 @@ static void count_unbound(const struct imexd_peers *p, const char *addr,
 	}
 }
 
+/* Has the dial of peer @i come up already?  (Two peers at one address.) */
+static bool dial_has_conn(const struct imexd_peers *p, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < p->nconns; j++)
+		if (p->conns[j].dialled == (int)i && p->conns[j].peer < 0)
+			return true;
+	return false;
+}
+
 void imexd_peers_conn_up(struct imexd_peers *p, uint64_t now, uint64_t conn,
 			 const char *addr, bool outbound,
 			 const struct imexd_peers_auth *auth)
@@ -578,7 +589,7 @@ void imexd_peers_conn_up(struct imexd_peers *p, uint64_t now, uint64_t conn,
 	}
 	if (outbound) {
 		for (i = 0; i < p->npeers; i++)
-			if (p->peers[i].connecting &&
+			if (p->peers[i].connecting && !dial_has_conn(p, i) &&
 			    !strcmp(p->peers[i].addr, addr)) {
 				dialled = (int)i;
 				break;

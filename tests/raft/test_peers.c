@@ -24,7 +24,8 @@
 
 /* ---- recording a part's actions ------------------------------------------ */
 
-#define RECS_MAX 512
+#define RECS_MAX	256
+#define FRAME_MAX	256		/* the frames these tests see */
 
 struct rec {
 	enum imexd_peers_action_type type;
@@ -36,7 +37,7 @@ struct rec {
 	bool restarted;
 	uint8_t msg_type;		/* MSG, PEER_UP: the message's type */
 	struct imexd_msg sent;		/* SEND: the frame, decoded */
-	uint8_t *frame;			/* SEND: the frame (owned) */
+	uint8_t frame[FRAME_MAX];	/* SEND: the frame */
 	size_t len;
 	int level;
 	char text[512];
@@ -52,11 +53,9 @@ static void tp_clear(struct tp *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
+	for (i = 0; i < t->n; i++)
 		if (t->r[i].type == IMEXD_PEERS_SEND)
 			imexd_msg_free(&t->r[i].sent);
-		free(t->r[i].frame);
-	}
 	t->n = 0;
 }
 
@@ -69,7 +68,10 @@ static void drain(struct tp *t)
 	while (imexd_peers_next(t->p, &a)) {
 		struct rec *r;
 
-		assert_true(t->n < RECS_MAX);
+		if (t->n >= RECS_MAX) {
+			fprintf(stderr, "more than %d actions at once\n", RECS_MAX);
+			abort();
+		}
 		r = &t->r[t->n++];
 		memset(r, 0, sizeof(*r));
 		r->type = a.type;
@@ -86,10 +88,9 @@ static void drain(struct tp *t)
 			r->msg_type = a.msg->type;
 		if (a.type == IMEXD_PEERS_SEND) {
 			assert_non_null(a.frame);
+			assert_true(a.len <= FRAME_MAX);
 			assert_int_equal(imexd_msg_decode(a.frame, a.len,
 							  &r->sent, NULL), 0);
-			r->frame = malloc(a.len);
-			assert_non_null(r->frame);
 			memcpy(r->frame, a.frame, a.len);
 			r->len = a.len;
 		}
@@ -404,6 +405,45 @@ static void test_hello_direction_and_node_map(void **state)
 			       "node-map mismatch"));
 	assert_false(imexd_peers_connected(t.p, "b"));
 	assert_false(imexd_peers_connected(t.p, "c"));
+	tp_free(&t);
+}
+
+/* Two roster nodes at one address: each dial is its own connection. */
+static void test_shared_address_dials(void **state)
+{
+	static const struct imexd_roster_node r[] = {
+		{ "a", "10.0.0.1:50100" }, { "b", "10.0.0.2:50100" },
+		{ "c", "10.0.0.2:50100" },
+	};
+	struct imexd_peers_config c = config("a");
+	struct imexd_msg m;
+	struct tp t;
+
+	(void)state;
+	c.roster = r;
+	tp_new(&t, &c);
+	imexd_peers_start(t.p, 0);
+	drain(&t);
+	assert_int_equal(count(&t, IMEXD_PEERS_CONNECT), 2);
+	imexd_peers_conn_up(t.p, 1, 1, "10.0.0.2:50100", true, NULL);
+	imexd_peers_conn_up(t.p, 1, 2, "10.0.0.2:50100", true, NULL);
+	drain(&t);
+	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO, 1));
+	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO, 2));
+	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, 2, 2);
+	imexd_peers_msg(t.p, 2, 1, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 1));
+	/* The second dial was c's: b answering there is refused, and c is
+	 * dialled again after the backoff. */
+	imexd_peers_msg(t.p, 2, 2, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 2));
+	assert_true(imexd_peers_conn(t.p, "b") == 1);
+	assert_true(imexd_peers_deadline(t.p) == 502);
+	imexd_peers_timer(t.p, 502);
+	drain(&t);
+	assert_int_equal(count(&t, IMEXD_PEERS_CONNECT), 1);
 	tp_free(&t);
 }
 
@@ -942,7 +982,7 @@ struct ev {
 	uint64_t conn;
 	bool outbound;
 	char addr[64];
-	uint8_t *frame;
+	uint8_t frame[FRAME_MAX];
 	size_t len;
 };
 
@@ -1024,8 +1064,6 @@ static void w_actions(struct world *w, int s)
 			q = pair_of(w, s, r->conn);
 			assert_true(q >= 0);
 			e = ev_add(w, EV_MSG, 1 - s, w->pairs[q].id[1 - s]);
-			e->frame = malloc(r->len);
-			assert_non_null(e->frame);
 			memcpy(e->frame, r->frame, r->len);
 			e->len = r->len;
 			break;
@@ -1078,7 +1116,6 @@ static void w_step(struct world *w, unsigned *rs)
 		imexd_peers_msg(w->t[e.side].p, 0, e.conn, &m);
 		w_actions(w, e.side);	/* before m is freed */
 		imexd_msg_free(&m);
-		free(e.frame);
 		return;
 	case EV_DOWN:
 		imexd_peers_conn_down(w->t[e.side].p, 0, e.conn);
@@ -1211,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_inbound_hello_binds_a_roster_peer),
 		cmocka_unit_test(test_outbound_hello_ack_binds),
 		cmocka_unit_test(test_hello_direction_and_node_map),
+		cmocka_unit_test(test_shared_address_dials),
 		cmocka_unit_test(test_non_roster_and_self_refused),
 		cmocka_unit_test(test_refusal_log_table_is_bounded),
 		cmocka_unit_test(test_tls_claim_must_be_in_the_certificate),
