@@ -45,7 +45,7 @@ static int server_stop(struct imexd_agree *a, uint64_t now, int err,
 		}
 		rv = ag_req_finish(a, r, EIO,
 				"this node's raft server stopped (state directory write failed): the change may or may not have been made; check and retry",
-				NULL, 0);
+				NULL, 0, NULL, 0);
 	}
 	return rv;
 }
@@ -95,11 +95,15 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 	act->len = ca->apply.len;
 	act->message = ag_str(a, res.message);
 	act->def = ag_def(a, &res.def);
-	rv = act->data && act->message && act->def ? 0 : -ENOMEM;
+	act->nids = res.nids;
+	act->ids = res.nids ? ag_dup(a, res.ids, res.nids * sizeof(*res.ids)) :
+			      NULL;
+	rv = act->data && act->message && act->def &&
+	     (act->ids || !res.nids) ? 0 : -ENOMEM;
 	r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
 	if (!rv && r && r->state == REQ_SUBMITTED)
 		rv = ag_req_finish(a, r, res.error, res.message, &res.def,
-				ca->apply.index);
+				ca->apply.index, res.ids, res.nids);
 	imexd_fsm_result_free(&res);
 	return rv;
 }
@@ -206,7 +210,7 @@ static int on_action(struct imexd_agree *a, uint64_t now,
 			return 0;
 		return ag_req_finish(a, r, EAGAIN,
 				  "leadership changed before the change committed; it may or may not have been made: check and retry",
-				  NULL, 0);
+				  NULL, 0, NULL, 0);
 	case IMEXD_CONS_TAKE_SNAPSHOT:
 		rv = imexd_fsm_snapshot(a->fsm, &blob, &len);
 		if (rv)

@@ -114,6 +114,9 @@ struct imexd_agree_action {
 	const char *message;		/* "" on success; LOG: the line */
 	const struct imexd_def *def;
 	uint64_t index;
+	/* DONE, REPLY, APPLIED: channel ids granted or freed (increasing) */
+	const uint32_t *ids;
+	uint32_t nids;
 	/* KERNEL */
 	enum imexd_rec_type step;	/* def: the domain to SET/REMOVE */
 	/* LOG */
@@ -154,7 +157,8 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 /* The leader's answer to a FORWARD (REPLY's fields); late ones ignored. */
 int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 		      uint64_t tag, int error, const char *message,
-		      const struct imexd_def *def, uint64_t index);
+		      const struct imexd_def *def, uint64_t index,
+		      const uint32_t *ids, uint32_t nids);
 /* The last KERNEL step's result (0 or a positive errno) and the kernel's
  * domains re-read. */
 int imexd_agree_kernel_done(struct imexd_agree *a, uint64_t now, int error,

@@ -96,7 +96,7 @@ struct ag_req *ag_req_by_id(struct imexd_agree *a, uint64_t id);
 void ag_req_del(struct imexd_agree *a, struct ag_req *r);
 int ag_req_finish(struct imexd_agree *a, struct ag_req *r, int error,
 	       const char *message, const struct imexd_def *def,
-	       uint64_t index);
+	       uint64_t index, const uint32_t *ids, uint32_t nids);
 struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
 		       enum req_kind kind, uint64_t tag, uint8_t *cmd,
 		       size_t len);

@@ -154,7 +154,7 @@ void ag_req_del(struct imexd_agree *a, struct ag_req *r)
 /* The request's end: DONE, REPLY or a log line; then it is gone. */
 int ag_req_finish(struct imexd_agree *a, struct ag_req *r, int error,
 		      const char *message, const struct imexd_def *def,
-		      uint64_t index)
+		      uint64_t index, const uint32_t *ids, uint32_t nids)
 {
 	struct imexd_agree_action *act;
 	int rv = 0;
@@ -179,9 +179,12 @@ int ag_req_finish(struct imexd_agree *a, struct ag_req *r, int error,
 	act->index = index;
 	act->message = ag_str(a, message);
 	act->def = ag_def(a, def);
+	act->nids = ids ? nids : 0;
+	act->ids = act->nids ? ag_dup(a, ids, act->nids * sizeof(*ids)) : NULL;
 	if (r->kind == REQ_SERVE)
 		act->to = ag_str(a, r->peer);
-	if (!act->message || !act->def || (r->kind == REQ_SERVE && !act->to))
+	if (!act->message || !act->def || (r->kind == REQ_SERVE && !act->to) ||
+	    (act->nids && !act->ids))
 		rv = -ENOMEM;
 	ag_req_del(a, r);
 	return rv;
@@ -330,11 +333,11 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		if (rv != -IMEXD_CONS_ENOTLEADER)
 			return ag_req_finish(a, r, -rv,
 					  "the leader could not take the change: it was not made",
-					  NULL, 0);
+					  NULL, 0, NULL, 0);
 	}
 	if (r->kind == REQ_SERVE)
 		return ag_req_finish(a, r, IMEXD_CONS_ENOTLEADER,
-				  "not the leader", NULL, 0);
+				  "not the leader", NULL, 0, NULL, 0);
 	name = leader ? imexd_cons_name(a->cons, leader) : NULL;
 	if (!name)
 		return 0;
@@ -406,7 +409,7 @@ int ag_expire(struct imexd_agree *a, uint64_t now)
 		else
 			snprintf(text, sizeof(text), "timed out waiting for the %s to commit: it may or may not have been made; check and retry",
 				 imexd_cmd_type_name(r->type));
-		rv = ag_req_finish(a, r, ETIMEDOUT, text, NULL, 0);
+		rv = ag_req_finish(a, r, ETIMEDOUT, text, NULL, 0, NULL, 0);
 		if (rv)
 			return rv;
 	}
@@ -490,7 +493,7 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 		char text[IMEXD_MESSAGE_MAX + 1];
 
 		snprintf(text, sizeof(text), "invalid request: %s", why);
-		rv = ag_req_finish(a, r, EINVAL, text, NULL, 0);
+		rv = ag_req_finish(a, r, EINVAL, text, NULL, 0, NULL, 0);
 		return rv ? rv : ag_settle(a, now);
 	}
 	return ag_settle(a, now);
@@ -498,7 +501,8 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 
 int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 		      uint64_t tag, int error, const char *message,
-		      const struct imexd_def *def, uint64_t index)
+		      const struct imexd_def *def, uint64_t index,
+		      const uint32_t *ids, uint32_t nids)
 {
 	struct ag_req *r;
 	int rv = ag_begin(a);
@@ -513,7 +517,7 @@ int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 			r->retry_at = now + a->et / 10 + 1;
 		} else {
 			rv = ag_req_finish(a, r, error, message ? message : "",
-					def, index);
+					def, index, ids, nids);
 		}
 	}
 	return rv ? rv : ag_settle(a, now);

@@ -46,8 +46,7 @@ static const struct key keys[] = {
 	{ "HEARTBEAT_MISS_COUNT", K_INT, FIELD(heartbeat_miss_count), 1, 100 },
 	/* -1 waits forever, 0 is immediate: one contiguous range. */
 	{ "DISCONNECTED_GRACE_SECONDS", K_INT, FIELD(disconnected_grace_s), -1, 86400 },
-	{ "CHANGE_STEP_TIMEOUT_MS", K_INT, FIELD(change_step_timeout_ms), 100, 600000 },
-	{ "CHANGE_LEASE_MS", K_INT, FIELD(change_lease_ms), 1000, IMEX_LEASE_MAX_MS },
+	{ "ELECTION_TIMEOUT_MS", K_INT, FIELD(election_timeout_ms), 100, 60000 },
 	{ "TLS", K_BOOL, FIELD(tls), 0, 0 },
 	{ "TLS_CA_FILE", K_PATH, FIELD(tls_ca_file), 0, 0 },
 	{ "TLS_CERT_FILE", K_PATH, FIELD(tls_cert_file), 0, 0 },
@@ -279,6 +278,10 @@ static int unknown_key(const struct pos *p, const char *s, size_t n)
 	char b[SHOW_MAX + 8];
 	size_t i;
 
+	if ((n == 22 && !memcmp(s, "CHANGE_STEP_TIMEOUT_MS", n)) ||
+	    (n == 15 && !memcmp(s, "CHANGE_LEASE_MS", n)))
+		return fail(p, "%s is no longer used (domains are agreed through a raft log, see ELECTION_TIMEOUT_MS): remove the line",
+			    show(b, sizeof(b), s, n));
 	for (i = 0; i < NKEYS; i++)
 		if (strlen(keys[i].name) == n &&
 		    !strncasecmp(keys[i].name, s, n))
@@ -472,8 +475,7 @@ void imexd_config_defaults(struct imexd_config *cfg)
 	cfg->heartbeat_interval_ms = 1000;
 	cfg->heartbeat_miss_count = 3;
 	cfg->disconnected_grace_s = 30;
-	cfg->change_step_timeout_ms = 5000;
-	cfg->change_lease_ms = 15000;
+	cfg->election_timeout_ms = 1000;
 	cfg->tls = false;
 	cfg->log_level = 6;
 }
@@ -484,8 +486,5 @@ void imexd_config_apply_reloadable(struct imexd_config *dst,
 	dst->heartbeat_interval_ms = src->heartbeat_interval_ms;
 	dst->heartbeat_miss_count = src->heartbeat_miss_count;
 	dst->disconnected_grace_s = src->disconnected_grace_s;
-	dst->change_step_timeout_ms = src->change_step_timeout_ms;
-	dst->change_lease_ms = src->change_lease_ms;
-	memcpy(dst->nodes_file, src->nodes_file, sizeof(dst->nodes_file));
 	dst->log_level = src->log_level;
 }

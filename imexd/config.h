@@ -10,17 +10,18 @@
  *   HEARTBEAT_INTERVAL_MS=<50..60000> 1000              yes
  *   HEARTBEAT_MISS_COUNT=<1..100>    3                  yes
  *   DISCONNECTED_GRACE_SECONDS=<-1|0..86400> 30         yes
- *   CHANGE_STEP_TIMEOUT_MS=<100..600000> 5000           yes
- *   CHANGE_LEASE_MS=<1000..300000>   15000              yes
+ *   ELECTION_TIMEOUT_MS=<100..60000> 1000               no
  *   TLS=<yes|no>                     no                 no
  *   TLS_CA_FILE=<abs path>           (none)             SIGUSR1
  *   TLS_CERT_FILE=<abs path>         (none)             SIGUSR1
  *   TLS_KEY_FILE=<abs path>          (none)             SIGUSR1
- *   NODES_FILE=<abs path>            (none)             yes
+ *   NODES_FILE=<abs path>            (none)             no
  *   LOG_LEVEL=<err|warn|info|debug>  info               yes
  *
  * An unknown key, a repeated key, a bad value or a malformed line is an
  * error naming file:line and the key; nothing of a bad file is applied.
+ * The two-phase protocol's CHANGE_STEP_TIMEOUT_MS and CHANGE_LEASE_MS are
+ * refused with a message saying they are gone.
  */
 #ifndef IMEXD_CONFIG_H
 #define IMEXD_CONFIG_H
@@ -41,8 +42,7 @@ struct imexd_config {
 	uint32_t heartbeat_interval_ms;
 	uint32_t heartbeat_miss_count;
 	int64_t disconnected_grace_s;
-	uint32_t change_step_timeout_ms;
-	uint32_t change_lease_ms;
+	uint32_t election_timeout_ms;
 	bool tls;
 	char tls_ca_file[PATH_MAX];
 	char tls_cert_file[PATH_MAX];

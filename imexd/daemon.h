@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The imexd daemon: one sd-event loop that wires the protocol core (core.h)
- * to the kernel (kernel.h), the peers (net.h, tls.h) and the state
- * directory (store.h).  Every event becomes one call on the core, after
- * which the core's actions are carried out in order; one timer follows
- * imexd_core_next_deadline().
+ * The imexd daemon: one sd-event loop that wires the node core (node.h)
+ * to the kernel (kernel.h), the peers (net.h, tls.h), the node's UUID
+ * (store.h) and the raft log in STATE_DIRECTORY/raft (raftlog.h).  Every
+ * event becomes one call on the core, after which the core's actions are
+ * carried out in order; one timer follows imexd_node_deadline().
  *
  * Signals: SIGTERM/SIGINT stop (peers are told, queued frames flushed for
  * at most IMEXD_STOP_FLUSH_MS, the manager attachment ended; kernel and
@@ -35,6 +35,14 @@ struct imexd_daemon_opts {
  */
 int imexd_daemon_load_config(struct imexd_config *cfg, const char *path,
 			     bool explicit, char *err, size_t errlen);
+
+/*
+ * The node list (NODES_FILE): a malloc'd array in *@out (free()), or
+ * -errno with @err naming the file.
+ */
+struct imexd_member;
+int imexd_daemon_load_nodes(const char *path, struct imexd_member **out,
+			    size_t *count, char *err, size_t errlen);
 
 /*
  * Check what a start would use without touching the kernel or the network:

@@ -33,15 +33,15 @@ int imexd_daemon_load_config(struct imexd_config *cfg, const char *path,
 	return 0;
 }
 
-static int check_nodes_file(const char *path, size_t *count, char *err,
-			    size_t errlen)
+int imexd_daemon_load_nodes(const char *path, struct imexd_member **out,
+			    size_t *count, char *err, size_t errlen)
 {
-	struct imexd_member *members = NULL;
 	char *buf = NULL;
-	size_t len = 0, n = 0;
+	size_t len = 0;
 	FILE *f;
 	int r;
 
+	*out = NULL;
 	*count = 0;
 	f = fopen(path, "re");
 	if (!f) {
@@ -65,11 +65,19 @@ static int check_nodes_file(const char *path, size_t *count, char *err,
 	if (r == -EIO)
 		snprintf(err, errlen, "NODES_FILE %s: cannot read it", path);
 	if (!r)
-		r = imexd_nodelist_parse(path, buf, len, &members, &n, err, errlen);
+		r = imexd_nodelist_parse(path, buf, len, out, count, err,
+					 errlen);
 	free(buf);
+	return r;
+}
+
+static int check_nodes_file(const char *path, size_t *count, char *err,
+			    size_t errlen)
+{
+	struct imexd_member *members = NULL;
+	int r = imexd_daemon_load_nodes(path, &members, count, err, errlen);
+
 	free(members);
-	if (!r)
-		*count = n;
 	return r;
 }
 
@@ -106,21 +114,16 @@ int imexd_daemon_check_config(const struct imexd_config *cfg, char *err,
 static void log_reload(const struct imexd_config *old,
 		       const struct imexd_config *new)
 {
-	/* Timers already running keep their deadlines (imexd_core_set_timing). */
-	const char *timing_note = " (from the next heartbeat or change on)";
+	/* Timers already running keep their deadlines (imexd_node_set_timing). */
+	const char *timing_note = " (from the next heartbeat on)";
 
 	CHANGED("HEARTBEAT_INTERVAL_MS", "%u", heartbeat_interval_ms);
 	CHANGED("HEARTBEAT_MISS_COUNT", "%u", heartbeat_miss_count);
 	CHANGED("DISCONNECTED_GRACE_SECONDS", "%" PRId64, disconnected_grace_s);
-	CHANGED("CHANGE_STEP_TIMEOUT_MS", "%u", change_step_timeout_ms);
-	CHANGED("CHANGE_LEASE_MS", "%u", change_lease_ms);
 	if (old->log_level != new->log_level)
 		log_info("SIGHUP: LOG_LEVEL %s -> %s",
 			 imexd_log_level_name(old->log_level),
 			 imexd_log_level_name(new->log_level));
-	if (strcmp(old->nodes_file, new->nodes_file))
-		log_info("SIGHUP: NODES_FILE '%s' -> '%s'", old->nodes_file,
-			 new->nodes_file);
 }
 
 static void warn_restart_keys(const struct imexd_config *cur,
@@ -138,6 +141,12 @@ static void warn_restart_keys(const struct imexd_config *cur,
 	if (strcmp(cur->state_directory, file->state_directory))
 		log_warn("SIGHUP: STATE_DIRECTORY changed to '%s': %s",
 			 file->state_directory, fix);
+	if (cur->election_timeout_ms != file->election_timeout_ms)
+		log_warn("SIGHUP: ELECTION_TIMEOUT_MS changed to %u: %s",
+			 file->election_timeout_ms, fix);
+	if (strcmp(cur->nodes_file, file->nodes_file))
+		log_warn("SIGHUP: NODES_FILE changed to '%s': %s",
+			 file->nodes_file, fix);
 	if (cur->tls != file->tls)
 		log_warn("SIGHUP: TLS changed to %s: %s", file->tls ? "yes" : "no", fix);
 	if (strcmp(cur->tls_ca_file, file->tls_ca_file) ||

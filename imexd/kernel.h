@@ -2,7 +2,8 @@
 /*
  * imexd's side of the imex generic netlink family (libnl-genl-3): attach as
  * the node's manager, read what the kernel holds, take administrators'
- * requests and carry out the core's KERNEL_* and REQUEST_DONE actions.
+ * requests and carry out the core's KERNEL_* and REQUEST_DONE actions (and
+ * the reconciler's steps).
  *
  * Two sockets: the command socket, which is the manager attachment (the
  * kernel ends it when this socket closes), and a notification socket that
@@ -89,6 +90,23 @@ int imexd_kernel_commit(struct imexd_kernel *k, uint64_t change_id,
 			char *msg, size_t msglen);
 int imexd_kernel_abort(struct imexd_kernel *k, uint64_t change_id,
 		       char *msg, size_t msglen);
+/*
+ * The manager's atomic operations (kernel_set.c), which the reconciler's
+ * steps become.  DOMAIN_SET: the kernel's domain @def->name / @def->uuid is
+ * from now on exactly @def (members, fabric, the whole channel set with
+ * owners and modes, generation = @def->generation): created, replaced, or
+ * refused with nothing changed.  The channels go as one id array for the
+ * owner most share (at most IMEX_CHANNEL_IDS_MAX) and entries for the rest
+ * (at most 1820, what one attribute holds): -E2BIG past that.  DOMAIN_REMOVE: revoke
+ * the channels of domain @name and remove it; @uuid (NULL or all-zero: any)
+ * makes the kernel refuse one with another UUID (-ESTALE); -ENOENT when
+ * there is none.  0 or -errno with the kernel's message in @msg.
+ */
+int imexd_kernel_domain_set(struct imexd_kernel *k, const struct imexd_def *def,
+			    char *msg, size_t msglen);
+int imexd_kernel_domain_remove(struct imexd_kernel *k, const char *name,
+			       const uint8_t *uuid, char *msg, size_t msglen);
+
 int imexd_kernel_set_status(struct imexd_kernel *k,
 			    const struct imexd_domain_status *st, char *msg,
 			    size_t msglen);

@@ -16,7 +16,7 @@
 
 /* --- changes ------------------------------------------------------------- */
 
-static int put_members(struct nl_msg *m, const struct imexd_member *mb,
+int kernel_put_members(struct nl_msg *m, const struct imexd_member *mb,
 		       uint16_t n)
 {
 	struct nlattr *arr = nla_nest_start(m, IMEX_A_MEMBERS);
@@ -32,8 +32,8 @@ static int put_members(struct nl_msg *m, const struct imexd_member *mb,
 			return -EMSGSIZE;
 		nla_nest_end(m, e);
 	}
-	nla_nest_end(m, arr);
-	return 0;
+	/* libnl drops a nest past 64 KiB instead of sending it cut. */
+	return nla_nest_end(m, arr) < 0 ? -EMSGSIZE : 0;
 }
 
 static int put_channels(struct nl_msg *m, const struct imexd_channel *ch,
@@ -86,7 +86,7 @@ int imexd_kernel_prepare(struct imexd_kernel *k, uint64_t change_id,
 			   nla_put_u32(m, IMEX_A_FABRIC_PARTITION, def->partition)))
 			r = -EMSGSIZE;
 		if (!r)
-			r = put_members(m, def->members, def->nmembers);
+			r = kernel_put_members(m, def->members, def->nmembers);
 		if (!r && def->nchannels)
 			r = put_channels(m, def->channels, def->nchannels);
 		break;
@@ -97,7 +97,7 @@ int imexd_kernel_prepare(struct imexd_kernel *k, uint64_t change_id,
 		break;
 	case IMEX_CHANGE_SET_MEMBERS:
 		if (!r)
-			r = put_members(m, def->members, def->nmembers);
+			r = kernel_put_members(m, def->members, def->nmembers);
 		break;
 	default:
 		break;

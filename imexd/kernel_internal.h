@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Shared by kernel.c, kernel_read.c and kernel_change.c. */
+/* Shared by kernel.c, kernel_read.c, kernel_change.c and kernel_set.c. */
 #ifndef IMEXD_KERNEL_INTERNAL_H
 #define IMEXD_KERNEL_INTERNAL_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
+#include "wire.h"
 
 struct imexd_kernel {
 	struct nl_sock *sk;	/* commands: the manager attachment */
@@ -30,6 +31,9 @@ struct nl_msg *kernel_msg_new(struct imexd_kernel *k, uint8_t cmd, int flags,
 int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
 		    nl_recvmsg_msg_cb_t valid, void *arg, bool *intr,
 		    char *msg, size_t msglen);
+/* IMEX_A_MEMBERS with @n entries (names, addresses); -EMSGSIZE. */
+int kernel_put_members(struct nl_msg *m, const struct imexd_member *mb,
+		       uint16_t n);
 void kernel_set_msg(char *msg, size_t msglen, const char *fmt,
 		    const char *detail);
 size_t kernel_nest_count(const struct nlattr *attr);

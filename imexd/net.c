@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include "log.h"
 #include "net.h"
+#include "peers.h"
 #include "resolve.h"
 #include "sock.h"
 #include "tls.h"
@@ -803,6 +804,19 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		return -ENOBUFS;
 	}
 	conn_update_events(c);
+	return 0;
+}
+
+int imexd_net_conn_auth(const struct imexd_net *net, uint64_t conn,
+			struct imexd_peers_auth *auth)
+{
+	const struct conn *c = conn_find(net, conn);
+
+	memset(auth, 0, sizeof(*auth));
+	if (!c || c->state != C_UP)
+		return -ENOTCONN;
+	if (c->tls)
+		imexd_tls_peer_auth(c->tls, auth);
 	return 0;
 }
 

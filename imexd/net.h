@@ -52,6 +52,7 @@
 
 struct imexd_tls;
 struct imexd_net;
+struct imexd_peers_auth;
 
 struct imexd_net_ops {
 	/* A connection is usable (TLS verified where on).  @addr: for an
@@ -97,6 +98,15 @@ int imexd_net_connect(struct imexd_net *net, const char *addr);
  */
 int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		   size_t len);
+
+/*
+ * What the transport proved about @conn's far end, for
+ * imexd_peers_conn_up(): with TLS tls = true and the node names its
+ * verified certificate carries (imexd_tls_peer_auth()), without TLS
+ * tls = false and no names.  0, or -ENOTCONN when @conn is not up.
+ */
+int imexd_net_conn_auth(const struct imexd_net *net, uint64_t conn,
+			struct imexd_peers_auth *auth);
 
 /*
  * The owner vouches for @conn (its peer proved a roster name): from now on

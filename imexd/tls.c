@@ -8,7 +8,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include "peers.h"
 #include "tls.h"
+#include "wire.h"
 
 /*
  * A node is named by a subjectAltName DNS entry, compared exactly.  Never by
@@ -447,4 +449,48 @@ bool imexd_tls_peer_names(const struct imexd_tls_conn *tc, const char *name,
 		cert_dns_names(peer, names, len);
 	X509_free(peer);
 	return ok;
+}
+
+/* Add @g's DNS name to @auth if it is a node name not there yet. */
+static void auth_add(struct imexd_peers_auth *auth, const GENERAL_NAME *g)
+{
+	const unsigned char *d;
+	char name[IMEX_NAME_MAX];
+	unsigned i;
+	int n;
+
+	if (g->type != GEN_DNS)
+		return;
+	d = ASN1_STRING_get0_data(g->d.dNSName);
+	n = ASN1_STRING_length(g->d.dNSName);
+	/* An embedded NUL would make a shorter name than the CA signed. */
+	if (!d || n <= 0 || n >= IMEX_NAME_MAX || memchr(d, 0, (size_t)n))
+		return;
+	memcpy(name, d, (size_t)n);
+	name[n] = 0;
+	if (!imexd_name_valid(name))
+		return;
+	for (i = 0; i < auth->n_names; i++)
+		if (!strcmp(auth->names[i], name))
+			return;
+	memcpy(auth->names[auth->n_names++], name, (size_t)n + 1);
+}
+
+void imexd_tls_peer_auth(const struct imexd_tls_conn *tc,
+			 struct imexd_peers_auth *auth)
+{
+	X509 *peer = SSL_get1_peer_certificate(tc->ssl);
+	GENERAL_NAMES *gens;
+	int i;
+
+	memset(auth, 0, sizeof(*auth));
+	auth->tls = true;
+	if (!peer)
+		return;
+	gens = X509_get_ext_d2i(peer, NID_subject_alt_name, NULL, NULL);
+	for (i = 0; gens && i < sk_GENERAL_NAME_num(gens) &&
+	     auth->n_names < IMEXD_PEERS_CERT_NAMES_MAX; i++)
+		auth_add(auth, sk_GENERAL_NAME_value(gens, i));
+	GENERAL_NAMES_free(gens);
+	X509_free(peer);
 }

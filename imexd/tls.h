@@ -30,6 +30,7 @@
 
 struct imexd_tls;
 struct imexd_tls_conn;
+struct imexd_peers_auth;
 
 /*
  * Load the CA, certificate and key; the certificate must name @node_name.
@@ -84,6 +85,15 @@ bool imexd_tls_pending(const struct imexd_tls_conn *tc);
  */
 bool imexd_tls_peer_names(const struct imexd_tls_conn *tc, const char *name,
 			  char *names, size_t len);
+/*
+ * What the verified peer certificate proves (peers.h): tls = true and the
+ * subjectAltName DNS entries that are valid node names (imexd_name_valid()),
+ * exactly as written, in certificate order, each once, at most
+ * IMEXD_PEERS_CERT_NAMES_MAX (further ones are ignored).  Call after the
+ * handshake finished.
+ */
+void imexd_tls_peer_auth(const struct imexd_tls_conn *tc,
+			 struct imexd_peers_auth *auth);
 /* The verified peer certificate's subject, for the log. */
 void imexd_tls_peer_name(const struct imexd_tls_conn *tc, char *buf,
 			 size_t len);

@@ -271,6 +271,8 @@ struct imexd_msg {
 			uint64_t index;
 			bool has_def;
 			struct imexd_def def;
+			uint32_t nids;	/* channels granted or freed */
+			uint32_t *ids;
 		} reply;
 	} u;
 };

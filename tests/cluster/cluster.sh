@@ -36,6 +36,11 @@ cluster_init() {
 		{ echo "cluster: vde_switch did not start" >&2; return 1; }
 	trap cluster_fini EXIT
 	for i in $(seq 1 "$cluster_n"); do mkdir -p "$cluster_dir/n$i"; done
+	# The NVLink domain's node list, in every node's out share (NODES_FILE).
+	for i in $(seq 1 "$cluster_n"); do
+		for j in $(seq 1 "$cluster_n"); do echo "node$j=192.0.2.$j"; done \
+			> "$cluster_dir/n$i/nodes"
+	done
 }
 
 # _wait_file SECS FILE: bounded wait for a file the guest writes.

@@ -39,8 +39,9 @@ start)
 	# Defaults, unless an argument sets the key (a key may appear once).
 	{
 		for kv in "NODE_NAME=$(hostname)" "STATE_DIRECTORY=$IMEX_VM_OUT/state" \
+			"NODES_FILE=$IMEX_VM_OUT/nodes" \
 			LOG_LEVEL=debug HEARTBEAT_INTERVAL_MS=250 \
-			HEARTBEAT_MISS_COUNT=3 CHANGE_LEASE_MS=5000; do
+			HEARTBEAT_MISS_COUNT=3; do
 			case " $* " in *" ${kv%%=*}="*) ;; *) echo "$kv" ;; esac
 		done
 		for kv in "$@"; do

@@ -3,7 +3,8 @@
  * Host test of imexd's connection layer (imexd/net.c, imexd/tls.c) on a real
  * sd-event loop over loopback TCP: framing, host name look-ups off the loop,
  * the bounds against hostile peers, and mutual TLS 1.3 (a peer with a
- * certificate from another CA is refused).
+ * certificate from another CA is refused), and the node names a peer's
+ * certificate proves (imexd_net_conn_auth()).
  *
  *   test_net CERTDIR    (CERTDIR made by gen-certs.sh)
  */
@@ -17,10 +18,13 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
+#include <openssl/ssl.h>
 #include "log.h"
 #include "net.h"
+#include "peers.h"
 #include "sock.h"
 #include "tls.h"
 
@@ -864,6 +868,140 @@ static void test_tls_names(const char *dir)
 	imexd_tls_free(tb);
 }
 
+/* "tls:n1,n2" or "plain:" for what @net proved about @conn. */
+static const char *auth_str(const struct imexd_net *net, uint64_t conn,
+			    char *buf, size_t len)
+{
+	struct imexd_peers_auth au;
+	size_t off;
+
+	if (imexd_net_conn_auth(net, conn, &au) < 0)
+		return "(not up)";
+	off = (size_t)snprintf(buf, len, "%s:", au.tls ? "tls" : "plain");
+	for (unsigned i = 0; i < au.n_names && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					i ? "," : "", au.names[i]);
+	return buf;
+}
+
+/*
+ * A TLS client outside imexd presenting DIR/NAME.pem (one imexd would not
+ * load), handshaking with 127.0.0.1:@port while the loop runs.
+ */
+static SSL *raw_tls_connect(const char *dir, const char *name, uint16_t port,
+			    SSL_CTX **ctxp, int *fdp)
+{
+	char ca[512], cert[512], key[512];
+	struct timespec t0, t;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl;
+	int fd;
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/%s.pem", dir, name);
+	snprintf(key, sizeof(key), "%s/%s.key", dir, name);
+	if (!ctx || SSL_CTX_use_certificate_file(ctx, cert, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
+		fprintf(stderr, "raw TLS client: cannot load %s\n", cert);
+		exit(2);
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	fd = raw_connect(port);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	ssl = SSL_new(ctx);
+	if (!ssl || SSL_set_fd(ssl, fd) != 1) {
+		fprintf(stderr, "raw TLS client: out of memory\n");
+		exit(2);
+	}
+	*ctxp = ctx;
+	*fdp = fd;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int r = SSL_connect(ssl), e;
+
+		if (r == 1)
+			return ssl;
+		e = SSL_get_error(ssl, r);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) ||
+		    t.tv_sec - t0.tv_sec > 5) {
+			SSL_free(ssl);
+			return NULL;
+		}
+		sd_event_run(ev, 10 * 1000ULL);
+	}
+}
+
+/*
+ * The names a peer's certificate carries reach the owner, on both ends:
+ * its subjectAltName DNS entries that are node names, at most
+ * IMEXD_PEERS_CERT_NAMES_MAX; none without TLS.
+ */
+static void test_tls_auth(const char *dir)
+{
+	struct side a = { .name = "a" }, b = { .name = "b" }, m = { .name = "m" };
+	struct side n = { .name = "n" }, p = { .name = "p" }, q = { .name = "q" };
+	struct imexd_tls *ta = mktls(dir, "a", "a"), *tb = mktls(dir, "b", "b");
+	struct imexd_tls *tm = mktls(dir, "two", "m2");
+	struct imexd_tls *tn = mktls(dir, "many", "n5");
+	struct imexd_net *na = mknet(&a, 0, ta), *nb = mknet(&b, 0, tb);
+	struct imexd_net *nm = mknet(&m, 0, tm), *nn = mknet(&n, 0, tn);
+	struct imexd_net *np = mknet(&p, 0, NULL), *nq = mknet(&q, 0, NULL);
+	char addr[64], s1[640], s2[640];
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+
+	check(imexd_net_connect(na, addr_of(nb, addr, sizeof(addr))) == 0 &&
+	      run_until(&a.up, 1, 5000) && run_until(&b.up, 1, 5000) &&
+	      !strcmp(auth_str(na, a.up_conn, s1, sizeof(s1)), "tls:b") &&
+	      !strcmp(auth_str(nb, b.up_conn, s2, sizeof(s2)), "tls:a"),
+	      "TLS auth: a sees %s, b sees %s", s1, s2);
+	check(imexd_net_connect(na, addr_of(nm, addr, sizeof(addr))) == 0 &&
+	      run_until(&a.up, 2, 5000) && run_until(&m.up, 1, 5000) &&
+	      !strcmp(auth_str(na, a.up_conn, s1, sizeof(s1)), "tls:m1,m2") &&
+	      !strcmp(auth_str(nm, m.up_conn, s2, sizeof(s2)), "tls:a"),
+	      "TLS auth: a certificate with two names: a sees %s, it sees %s",
+	      s1, s2);
+	check(imexd_net_connect(nn, addr_of(na, addr, sizeof(addr))) == 0 &&
+	      run_until(&n.up, 1, 5000) && run_until(&a.up, 3, 5000) &&
+	      !strcmp(auth_str(na, a.up_conn, s1, sizeof(s1)),
+		      "tls:n0,n1,n2,n3,n4,n5,n6,n7") &&
+	      !strcmp(auth_str(nn, n.up_conn, s2, sizeof(s2)), "tls:a"),
+	      "TLS auth: at most %d names, each once, no IP, wildcard or invalid name: a sees %s, it sees %s",
+	      IMEXD_PEERS_CERT_NAMES_MAX, s1, s2);
+
+	/* CN=a but no subjectAltName: verified, yet it names no node. */
+	ssl = raw_tls_connect(dir, "cnonly", imexd_net_listen_port(na), &ctx, &fd);
+	check(ssl && run_until(&a.up, 4, 5000) &&
+	      !strcmp(auth_str(na, a.up_conn, s1, sizeof(s1)), "tls:"),
+	      "TLS auth: a certificate without subjectAltName names nothing (%s)",
+	      s1);
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	close(fd);
+
+	check(imexd_net_connect(np, addr_of(nq, addr, sizeof(addr))) == 0 &&
+	      run_until(&p.up, 1, 3000) && run_until(&q.up, 1, 3000) &&
+	      !strcmp(auth_str(np, p.up_conn, s1, sizeof(s1)), "plain:") &&
+	      !strcmp(auth_str(nq, q.up_conn, s2, sizeof(s2)), "plain:"),
+	      "plain auth: no TLS, no names (%s, %s)", s1, s2);
+	check(!strcmp(auth_str(np, 999999, s1, sizeof(s1)), "(not up)"),
+	      "auth of an unknown connection: -ENOTCONN");
+
+	imexd_net_free(na);
+	imexd_net_free(nb);
+	imexd_net_free(nm);
+	imexd_net_free(nn);
+	imexd_net_free(np);
+	imexd_net_free(nq);
+	imexd_tls_free(ta);
+	imexd_tls_free(tb);
+	imexd_tls_free(tm);
+	imexd_tls_free(tn);
+}
+
 int main(int argc, char **argv)
 {
 	sigset_t mask;
@@ -884,6 +1022,7 @@ int main(int argc, char **argv)
 	test_raft_bound();
 	test_tls(argv[1]);
 	test_tls_names(argv[1]);
+	test_tls_auth(argv[1]);
 	sd_event_unref(ev);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

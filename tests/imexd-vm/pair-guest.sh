@@ -18,11 +18,13 @@ b) me=vm-b peer=vm-a peer_ip=192.0.2.1 ;;
 esac
 [ "$(hostname)" = "$me" ] || fail "hostname is $(hostname), expected $me"
 MEMBERS=vm-a@192.0.2.1,vm-b@192.0.2.2
+printf 'vm-a=192.0.2.1\nvm-b=192.0.2.2\n' > "$W/nodes"
 if [ -n "$certs" ]; then
-	imexd_conf "$W/imexd.conf" TLS=yes TLS_CA_FILE="$certs/ca.pem" \
-		TLS_CERT_FILE="$certs/$me.pem" TLS_KEY_FILE="$certs/$me.key"
+	imexd_conf "$W/imexd.conf" NODES_FILE="$W/nodes" TLS=yes \
+		TLS_CA_FILE="$certs/ca.pem" TLS_CERT_FILE="$certs/$me.pem" \
+		TLS_KEY_FILE="$certs/$me.key"
 else
-	imexd_conf "$W/imexd.conf"
+	imexd_conf "$W/imexd.conf" NODES_FILE="$W/nodes"
 fi
 
 nchannels() { $NL channels name=pd 2>/dev/null | grep -c ' chstate=1'; }

@@ -29,8 +29,7 @@ static void assert_cfg_equal(const struct imexd_config *a,
 	assert_int_equal(a->heartbeat_interval_ms, b->heartbeat_interval_ms);
 	assert_int_equal(a->heartbeat_miss_count, b->heartbeat_miss_count);
 	assert_int_equal(a->disconnected_grace_s, b->disconnected_grace_s);
-	assert_int_equal(a->change_step_timeout_ms, b->change_step_timeout_ms);
-	assert_int_equal(a->change_lease_ms, b->change_lease_ms);
+	assert_int_equal(a->election_timeout_ms, b->election_timeout_ms);
 	assert_int_equal(a->tls, b->tls);
 	assert_string_equal(a->tls_ca_file, b->tls_ca_file);
 	assert_string_equal(a->tls_cert_file, b->tls_cert_file);
@@ -66,8 +65,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.heartbeat_interval_ms, 1000);
 	assert_int_equal(c.heartbeat_miss_count, 3);
 	assert_int_equal(c.disconnected_grace_s, 30);
-	assert_int_equal(c.change_step_timeout_ms, 5000);
-	assert_int_equal(c.change_lease_ms, 15000);
+	assert_int_equal(c.election_timeout_ms, 1000);
 	assert_false(c.tls);
 	assert_string_equal(c.tls_ca_file, "");
 	assert_string_equal(c.nodes_file, "");
@@ -105,10 +103,8 @@ static void g_miss_hi(struct imexd_config *c) { c->heartbeat_miss_count = 100; }
 static void g_grace_forever(struct imexd_config *c) { c->disconnected_grace_s = -1; }
 static void g_grace_now(struct imexd_config *c) { c->disconnected_grace_s = 0; }
 static void g_grace_hi(struct imexd_config *c) { c->disconnected_grace_s = 86400; }
-static void g_step_lo(struct imexd_config *c) { c->change_step_timeout_ms = 100; }
-static void g_step_hi(struct imexd_config *c) { c->change_step_timeout_ms = 600000; }
-static void g_lease_lo(struct imexd_config *c) { c->change_lease_ms = 1000; }
-static void g_lease_hi(struct imexd_config *c) { c->change_lease_ms = 300000; }
+static void g_election_lo(struct imexd_config *c) { c->election_timeout_ms = 100; }
+static void g_election_hi(struct imexd_config *c) { c->election_timeout_ms = 60000; }
 static void g_tls_no(struct imexd_config *c) { c->tls = false; }
 static void g_tls_yes(struct imexd_config *c)
 {
@@ -149,10 +145,8 @@ static const struct good goods[] = {
 	{ "DISCONNECTED_GRACE_SECONDS=-1", g_grace_forever },
 	{ "DISCONNECTED_GRACE_SECONDS=0", g_grace_now },
 	{ "DISCONNECTED_GRACE_SECONDS=86400", g_grace_hi },
-	{ "CHANGE_STEP_TIMEOUT_MS=100", g_step_lo },
-	{ "CHANGE_STEP_TIMEOUT_MS=600000", g_step_hi },
-	{ "CHANGE_LEASE_MS=1000", g_lease_lo },
-	{ "CHANGE_LEASE_MS=300000", g_lease_hi },
+	{ "ELECTION_TIMEOUT_MS=100", g_election_lo },
+	{ "ELECTION_TIMEOUT_MS=60000", g_election_hi },
 	{ "TLS=no", g_tls_no },
 	{ "TLS=yes\nTLS_CA_FILE=/etc/imex/ca.pem\nTLS_CERT_FILE=/etc/imex/node.pem\n"
 	  "TLS_KEY_FILE=/etc/imex/node.key\n", g_tls_yes },
@@ -208,10 +202,11 @@ static const struct bad bads[] = {
 	{ "HEARTBEAT_INTERVAL_MS=60001", "imexd.conf:1: HEARTBEAT_INTERVAL_MS: '60001' is out of range 50..60000" },
 	{ "DISCONNECTED_GRACE_SECONDS=-2", "imexd.conf:1: DISCONNECTED_GRACE_SECONDS: '-2' is out of range -1..86400" },
 	{ "DISCONNECTED_GRACE_SECONDS=86401", "imexd.conf:1: DISCONNECTED_GRACE_SECONDS: '86401' is out of range -1..86400" },
-	{ "CHANGE_STEP_TIMEOUT_MS=99", "imexd.conf:1: CHANGE_STEP_TIMEOUT_MS: '99' is out of range 100..600000" },
-	{ "CHANGE_STEP_TIMEOUT_MS=600001", "imexd.conf:1: CHANGE_STEP_TIMEOUT_MS: '600001' is out of range 100..600000" },
-	{ "CHANGE_LEASE_MS=999", "imexd.conf:1: CHANGE_LEASE_MS: '999' is out of range 1000..300000" },
-	{ "CHANGE_LEASE_MS=300001", "imexd.conf:1: CHANGE_LEASE_MS: '300001' is out of range 1000..300000" },
+	{ "ELECTION_TIMEOUT_MS=99", "imexd.conf:1: ELECTION_TIMEOUT_MS: '99' is out of range 100..60000" },
+	{ "ELECTION_TIMEOUT_MS=60001", "imexd.conf:1: ELECTION_TIMEOUT_MS: '60001' is out of range 100..60000" },
+	/* the two-phase protocol's keys are gone, and say so */
+	{ "CHANGE_STEP_TIMEOUT_MS=5000", "imexd.conf:1: CHANGE_STEP_TIMEOUT_MS is no longer used (domains are agreed through a raft log, see ELECTION_TIMEOUT_MS): remove the line" },
+	{ "CHANGE_LEASE_MS=15000", "imexd.conf:1: CHANGE_LEASE_MS is no longer used (domains are agreed through a raft log, see ELECTION_TIMEOUT_MS): remove the line" },
 	/* not a number */
 	{ "LISTEN_PORT=http", "imexd.conf:1: LISTEN_PORT: 'http' is not a decimal number" },
 	{ "LISTEN_PORT=+80", "imexd.conf:1: LISTEN_PORT: '+80' is not a decimal number" },
@@ -391,8 +386,7 @@ static void test_reloadable_keys_are_copied_others_kept(void **state)
 	src.heartbeat_interval_ms = 77;
 	src.heartbeat_miss_count = 8;
 	src.disconnected_grace_s = -1;
-	src.change_step_timeout_ms = 700;
-	src.change_lease_ms = 7000;
+	src.election_timeout_ms = 700;
 	src.tls = true;
 	strcpy(src.tls_ca_file, "/ca");
 	strcpy(src.tls_cert_file, "/cert");
@@ -404,9 +398,6 @@ static void test_reloadable_keys_are_copied_others_kept(void **state)
 	want.heartbeat_interval_ms = 77;
 	want.heartbeat_miss_count = 8;
 	want.disconnected_grace_s = -1;
-	want.change_step_timeout_ms = 700;
-	want.change_lease_ms = 7000;
-	strcpy(want.nodes_file, "/nodes");
 	want.log_level = 7;
 
 	imexd_config_apply_reloadable(&dst, &src);

@@ -598,7 +598,7 @@ static void deliver(struct sw *w, size_t k)
 		else
 			rv = imexd_agree_reply(nd->ag, w->now, w->names[m.from],
 					       m.tag, m.error, m.message,
-					       &m.def, m.index);
+					       &m.def, m.index, NULL, 0);
 		done_input(w, m.to, rv);
 	}
 	msg_free(&m);

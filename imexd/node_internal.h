@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The node dispatcher's internals, shared by its two files:
+ *   node.c      the action queue, the parts' actions, life, events
+ *   node_req.c  roster and parts set-up, requests into fsm commands,
+ *               messages routed by type, domains and generations handed
+ *               to health, kernel status out
+ */
+#ifndef IMEXD_NODE_INTERNAL_H
+#define IMEXD_NODE_INTERNAL_H
+
+#include "agree.h"
+#include "node.h"
+
+/* A queued action and the storage its pointers point into. */
+struct node_out {
+	struct imexd_node_action a;
+	uint8_t *frame;
+	char *text;
+	uint32_t *ids;
+	char *addr;
+	char *peer;
+	bool has_def;
+	struct imexd_def def;
+	bool has_status;
+	struct imexd_domain_status st;
+	struct imexd_member_status *st_members;
+	uint8_t desc[IMEX_DESC_MAX];
+	uint16_t desc_len;
+};
+
+/* A FORWARD the transport could not send: agree hears "not the leader". */
+struct node_unsent {
+	char to[IMEX_NAME_MAX];
+	uint64_t tag;
+};
+
+struct imexd_node {
+	struct imexd_node_config cfg;	/* roster: see below */
+	struct imexd_roster_node *roster;
+	size_t n_roster;
+	const char **names;		/* roster names, for agree */
+
+	struct imexd_peers *peers;
+	struct imexd_agree *agree;
+	struct imexd_health *health;
+	struct imexd_broker *broker;
+
+	uint64_t now;
+	uint64_t counter;		/* UUIDs of new domains */
+	char leader[IMEX_NAME_MAX];
+	bool in_agree;
+	bool domains_dirty;
+	bool kernel_busy, kernel_lost;
+	struct imexd_def *kernel;	/* the kernel's domains, last read */
+	size_t n_kernel;
+
+	struct node_unsent *unsent;
+	size_t n_unsent, cap_unsent;
+
+	struct node_out *out;
+	size_t n_out, cap_out, out_head;
+	struct node_out cur;		/* the action last handed out */
+};
+
+/* node.c */
+void node_log(struct imexd_node *n, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void node_ag(struct imexd_node *n, int rv, const char *what);
+void node_pump(struct imexd_node *n);
+void node_addr_norm(const struct imexd_node *n, const char *in, char *out,
+		    size_t len);
+int node_roster_index(const struct imexd_node *n, const char *name);
+struct node_out *node_out_push(struct imexd_node *n,
+			       enum imexd_node_action_type type);
+
+/* node_req.c */
+int node_roster_init(struct imexd_node *n, const struct imexd_node_config *cfg,
+		     char *err, size_t errlen);
+int node_parts_new(struct imexd_node *n, char *err, size_t errlen);
+const struct imexd_fsm *node_fsm(const struct imexd_node *n);
+void node_route(struct imexd_node *n, const char *from,
+		const struct imexd_msg *msg);
+void node_status_out(struct imexd_node *n,
+		     const struct imexd_domain_status *st);
+void node_domains_refresh(struct imexd_node *n);
+void node_applied_refresh(struct imexd_node *n);
+int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,
+		    size_t nkernel);
+void node_unsent_add(struct imexd_node *n, const char *to, uint64_t tag);
+void node_unsent_flush(struct imexd_node *n);
+
+#endif /* IMEXD_NODE_INTERNAL_H */
