@@ -312,6 +312,25 @@ static int check_blob(uint32_t len, const uint8_t *p, uint32_t max,
 	return 0;
 }
 
+/* Channel ids: strictly increasing, each a channel there can be. */
+static int check_ids(const uint32_t *ids, uint32_t n, const char **why)
+{
+	uint32_t i;
+
+	if (n > IMEX_CHANNELS_MAX)
+		return bad(why, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX");
+	if (n && !ids)
+		return bad(why, -EBADMSG, "channel id count without ids");
+	for (i = 0; i < n; i++) {
+		if (ids[i] >= IMEX_CHANNELS_MAX)
+			return bad(why, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX");
+		if (i && ids[i] <= ids[i - 1])
+			return bad(why, -EBADMSG,
+				   "channel ids not strictly increasing");
+	}
+	return 0;
+}
+
 static int check_reply(const struct imexd_msg *m, const char **why)
 {
 	const char *p = field_problem(STR_TEXT, m->u.reply.message,
@@ -321,9 +340,9 @@ static int check_reply(const struct imexd_msg *m, const char **why)
 	if (p)
 		return bad(why, -EBADMSG, p);
 	err = check_err(m->u.reply.error, why);
-	if (err || !m->u.reply.has_def)
-		return err;
-	return check_msg_def(m, &m->u.reply.def, why);
+	if (!err && m->u.reply.has_def)
+		err = check_msg_def(m, &m->u.reply.def, why);
+	return err ? err : check_ids(m->u.reply.ids, m->u.reply.nids, why);
 }
 
 static int check_msg(const struct imexd_msg *m, const char **why)
@@ -507,6 +526,8 @@ static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
 
 static void wr_body(struct wr *w, const struct imexd_msg *m)
 {
+	uint32_t i;
+
 	switch (m->type) {
 	case IMEXD_MSG_HELLO:
 	case IMEXD_MSG_HELLO_ACK:
@@ -586,6 +607,9 @@ static void wr_body(struct wr *w, const struct imexd_msg *m)
 		wr_u8(w, m->u.reply.has_def);
 		if (m->u.reply.has_def)
 			wr_def(w, &m->u.reply.def);
+		wr_u32(w, m->u.reply.nids);
+		for (i = 0; i < m->u.reply.nids; i++)
+			wr_u32(w, m->u.reply.ids[i]);
 		break;
 	}
 }
@@ -890,6 +914,30 @@ static void rd_blob(struct rd *r, uint32_t *len, uint8_t **out, uint32_t max)
 	rd_bytes(r, *out, *len);
 }
 
+static void rd_ids(struct rd *r, struct imexd_msg *m)
+{
+	uint32_t i, n = rd_u32(r);
+
+	if (r->err || !n)
+		return;
+	if (n > IMEX_CHANNELS_MAX) {
+		rd_fail(r, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX");
+		return;
+	}
+	if (n > rd_left(r) / 4) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return;
+	}
+	m->u.reply.ids = calloc(n, sizeof(*m->u.reply.ids));
+	if (!m->u.reply.ids) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	m->u.reply.nids = n;
+	for (i = 0; i < n; i++)
+		m->u.reply.ids[i] = rd_u32(r);
+}
+
 static void rd_reply(struct rd *r, struct imexd_msg *m)
 {
 	uint8_t has_def;
@@ -908,6 +956,7 @@ static void rd_reply(struct rd *r, struct imexd_msg *m)
 	m->u.reply.has_def = has_def;
 	if (has_def)
 		rd_def(r, &m->u.reply.def, m->domain_uuid);
+	rd_ids(r, m);
 }
 
 static void rd_free_bits(struct rd *r, struct imexd_msg *m)

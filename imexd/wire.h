@@ -64,7 +64,9 @@
  *   REPLY              u64 tag (the FORWARD's), i32 error (0 or a positive
  *                      errno), str message, u64 index (the command's log
  *                      index), u8 has_def (0 or 1), then a def when has_def
- *                      (domain UUID in the header)
+ *                      (domain UUID in the header), u32 nids, nids × u32 id
+ *                      (the channels granted or freed: strictly increasing,
+ *                      below IMEX_CHANNELS_MAX)
  *
  * IMPORT_REQ, IMPORT_RESP and EXPORT_REVOKE need a non-zero domain UUID.
  * The def of PREPARE, SYNC and REPLY has no UUID of its own on the wire:

@@ -58,6 +58,9 @@ void imexd_msg_free(struct imexd_msg *msg)
 	case IMEXD_MSG_REPLY:
 		imexd_def_free(&msg->u.reply.def);
 		msg->u.reply.has_def = false;
+		free(msg->u.reply.ids);
+		msg->u.reply.ids = NULL;
+		msg->u.reply.nids = 0;
 		break;
 	}
 }

@@ -113,6 +113,9 @@ static void valid_seeds(void)
 	emit_msg("valid-HEARTBEAT-no-gens", &m);
 	sample_msg(&m, IMEXD_MSG_REPLY);
 	m.u.reply.has_def = false;
+	free(m.u.reply.ids);
+	m.u.reply.ids = NULL;
+	m.u.reply.nids = 0;
 	m.u.reply.error = EEXIST;
 	strcpy(m.u.reply.message, "domain 'job9' exists");
 	emit_msg("valid-REPLY-no-def", &m);
@@ -220,6 +223,13 @@ static size_t body_max1(uint8_t *f, size_t len)
 	return len;
 }
 
+/* The sample REPLY ends with channel ids 1, 4, 7: the last becomes 4. */
+static size_t reply_ids_down(uint8_t *f, size_t len)
+{
+	put_be32(f + len - 4, 4);
+	return len;
+}
+
 static size_t raft_body_max1(uint8_t *f, size_t len)
 {
 	put_be32(f + 8, IMEXD_RAFT_BODY_MAX + 1);
@@ -305,6 +315,7 @@ static void near_seeds(void)
 	near("near-REPLY-error-4096", IMEXD_MSG_REPLY, reply_err_4096);
 	near("near-REPLY-no-domain", IMEXD_MSG_REPLY, no_domain_all);
 	near("near-REPLY-cut", IMEXD_MSG_REPLY, cut_fixed);
+	near("near-REPLY-ids-unsorted", IMEXD_MSG_REPLY, reply_ids_down);
 	near("near-HEARTBEAT-161-peers", IMEXD_MSG_HEARTBEAT, hb_161);
 	near("near-FREE-padding-bits", IMEXD_MSG_FREE, last_byte_ff);
 	near("near-ACK-what-3", IMEXD_MSG_ACK, body8_3);

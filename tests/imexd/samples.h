@@ -190,6 +190,12 @@ static inline int sample_msg(struct imexd_msg *m, uint8_t type)
 		if (sample_def(&m->u.reply.def, "job9", 2, 3, 4))
 			return -1;
 		memcpy(m->domain_uuid, m->u.reply.def.uuid, 16);
+		m->u.reply.nids = 3;
+		m->u.reply.ids = calloc(3, sizeof(*m->u.reply.ids));
+		if (!m->u.reply.ids)
+			return -1;
+		for (i = 0; i < 3; i++)
+			m->u.reply.ids[i] = i * 3 + 1;	/* the def's */
 		return 0;	/* NOLINT(clang-analyzer-unix.Malloc) */
 	}
 	return -1;

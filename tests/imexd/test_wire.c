@@ -133,6 +133,10 @@ static void assert_msg_equal(const struct imexd_msg *a,
 		if (a->u.reply.has_def)
 			assert_true(imexd_def_equal(&a->u.reply.def,
 						    &b->u.reply.def));
+		assert_int_equal(a->u.reply.nids, b->u.reply.nids);
+		if (a->u.reply.nids)
+			assert_memory_equal(a->u.reply.ids, b->u.reply.ids,
+					    a->u.reply.nids * sizeof(uint32_t));
 		break;
 	default:
 		fail_msg("unknown type %u", a->type);
@@ -257,14 +261,17 @@ static void test_edge_values_round_trip(void **state)
 	m.u.reply.error = 4095;
 	m.u.reply.message[0] = '\0';
 	m.u.reply.index = UINT64_MAX;
+	free(m.u.reply.ids);
+	m.u.reply.ids = NULL;
+	m.u.reply.nids = 0;
 	{
 		struct imexd_msg d;
 		uint8_t *f = NULL;
 		size_t n = 0;
 
 		assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
-		/* tag, error, "", index, has_def */
-		assert_int_equal(n, IMEXD_HEADER_LEN + 8 + 4 + 1 + 8 + 1);
+		/* tag, error, "", index, has_def, nids */
+		assert_int_equal(n, IMEXD_HEADER_LEN + 8 + 4 + 1 + 8 + 1 + 4);
 		assert_int_equal(imexd_msg_decode(f, n, &d, NULL), 0);
 		assert_false(d.u.reply.has_def);
 		assert_null(d.u.reply.def.members);
@@ -274,6 +281,12 @@ static void test_edge_values_round_trip(void **state)
 		free(f);
 	}
 	memset(m.domain_uuid, 0, 16);	/* no def: no domain needed */
+	round_trip(&m);
+	/* The highest channel id. */
+	m.u.reply.ids = malloc(2 * sizeof(*m.u.reply.ids));
+	m.u.reply.nids = 2;
+	m.u.reply.ids[0] = 0;
+	m.u.reply.ids[1] = IMEX_CHANNELS_MAX - 1;
 	round_trip(&m);
 	imexd_msg_free(&m);
 
@@ -858,10 +871,14 @@ static void bad_forward_cut(struct fb *f)
 	fb_done(f);
 }
 
-/* A REPLY with a def when @has_def (1 or more), else none. */
-static void reply_frame(struct fb *f, uint32_t err, const char *msg,
-			uint8_t has_def)
+/* A REPLY with a def when @has_def (1 or more), else none, and @nids of
+ * the channel ids @ids (@have of them on the wire). */
+static void reply_ids_frame(struct fb *f, uint32_t err, const char *msg,
+			    uint8_t has_def, uint32_t nids, uint32_t have,
+			    const uint32_t *ids)
 {
+	uint32_t i;
+
 	fb_hdr(f, IMEXD_MSG_REPLY);
 	fb_be(f, 5, 8);
 	fb_be(f, err, 4);
@@ -879,6 +896,50 @@ static void reply_frame(struct fb *f, uint32_t err, const char *msg,
 		fb_str(f, "h:1");
 		fb_be(f, 0, 4);
 	}
+	fb_be(f, nids, 4);
+	for (i = 0; i < have; i++)
+		fb_be(f, ids[i], 4);
+	fb_done(f);
+}
+
+static void reply_frame(struct fb *f, uint32_t err, const char *msg,
+			uint8_t has_def)
+{
+	reply_ids_frame(f, err, msg, has_def, 0, 0, NULL);
+}
+
+static const uint32_t ids_ok[] = { 1, 5 }, ids_dup[] = { 5, 5 },
+		      ids_down[] = { 5, 1 }, ids_max[] = { 1, IMEX_CHANNELS_MAX };
+
+static void bad_reply_ids_dup(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, 2, 2, ids_dup);
+}
+
+static void bad_reply_ids_unsorted(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 1, 2, 2, ids_down);
+}
+
+static void bad_reply_ids_max(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, 2, 2, ids_max);
+}
+
+static void bad_reply_ids_too_many(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, IMEX_CHANNELS_MAX + 1, 2, ids_ok);
+}
+
+static void bad_reply_ids_beyond_body(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, 3, 2, ids_ok);
+}
+
+static void bad_reply_no_nids(struct fb *f)
+{
+	reply_frame(f, 0, "ok", 0);
+	f->n -= 4;
 	fb_done(f);
 }
 
@@ -1373,6 +1434,12 @@ static const struct bad_case bad_cases[] = {
 	BAD(bad_reply_zero_uuid, -EBADMSG, "definition without a domain UUID"),
 	BAD(bad_reply_def_cut, -EBADMSG, "body shorter than its fields"),
 	BAD(bad_reply_no_def_trailing, -EBADMSG, "body longer than its fields"),
+	BAD(bad_reply_ids_dup, -EBADMSG, "channel ids not strictly increasing"),
+	BAD(bad_reply_ids_unsorted, -EBADMSG, "channel ids not strictly increasing"),
+	BAD(bad_reply_ids_max, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX"),
+	BAD(bad_reply_ids_too_many, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX"),
+	BAD(bad_reply_ids_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_reply_no_nids, -EBADMSG, "body shorter than its fields"),
 };
 
 static void test_malformed_frames_are_refused_untouched(void **state)
@@ -1448,6 +1515,11 @@ static void test_frame_builder_controls_decode(void **state)
 	reply_frame(&f, 0, "ok", 1);
 	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
 	assert_memory_equal(m.u.reply.def.uuid, dom, 16);
+	imexd_msg_free(&m);
+	reply_ids_frame(&f, 0, "ok", 1, 2, 2, ids_ok);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_int_equal(m.u.reply.nids, 2);
+	assert_int_equal(m.u.reply.ids[1], 5);
 	imexd_msg_free(&m);
 }
 
@@ -1590,6 +1662,13 @@ static void e_reply_err(struct imexd_msg *m) { m->u.reply.error = -2; }
 static void e_reply_text(struct imexd_msg *m) { m->u.reply.message[1] = '\n'; }
 static void e_reply_uuid(struct imexd_msg *m) { m->domain_uuid[3] ^= 1; }
 static void e_reply_def(struct imexd_msg *m) { m->u.reply.def.channels[1].id = 0; }
+static void e_reply_ids(struct imexd_msg *m) { m->u.reply.ids[2] = m->u.reply.ids[1]; }
+static void e_reply_id_max(struct imexd_msg *m) { m->u.reply.ids[2] = IMEX_CHANNELS_MAX; }
+static void e_reply_ids_null(struct imexd_msg *m)
+{
+	free(m->u.reply.ids);
+	m->u.reply.ids = NULL;
+}
 
 #define ENC(t, fn) { #fn, IMEXD_MSG_##t, fn }
 
@@ -1618,6 +1697,8 @@ static const struct enc_case enc_cases[] = {
 	ENC(FORWARD, e_fwd_empty), ENC(FORWARD, e_fwd_huge),
 	ENC(REPLY, e_reply_err), ENC(REPLY, e_reply_text),
 	ENC(REPLY, e_reply_uuid), ENC(REPLY, e_reply_def),
+	ENC(REPLY, e_reply_ids), ENC(REPLY, e_reply_id_max),
+	ENC(REPLY, e_reply_ids_null),
 };
 
 static void test_encoder_refuses_what_decoder_would(void **state)
