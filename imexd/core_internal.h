@@ -30,7 +30,7 @@
 #include "core.h"
 
 #define CORE_PROTO_MIN		1
-#define CORE_PROTO_MAX		IMEXD_PROTO_VERSION
+#define CORE_PROTO_MAX		1	/* this core speaks protocol 1 only */
 #define CORE_RETRIES		3	/* automatic retries of a collided change */
 #define CORE_WAITS		40	/* waits of CORE_WAIT_MS for a member that */
 #define CORE_WAIT_MS		500	/* just restarted (votes EINPROGRESS) */

@@ -32,6 +32,7 @@
 #include "tls.h"
 
 #define FRAME_MAX	((size_t)IMEXD_HEADER_LEN + IMEXD_BODY_MAX)
+#define RAFT_FRAME_MAX	((size_t)IMEXD_HEADER_LEN + IMEXD_RAFT_BODY_MAX)
 #define IN_INITIAL	(16u << 10)
 #define READ_BUDGET	(256u << 10)	/* bytes per connection per wakeup */
 #define ACCEPT_BUDGET	32		/* accepts per wakeup */
@@ -48,6 +49,7 @@ struct conn {
 	bool outbound;
 	bool reported;			/* conn_up delivered */
 	bool greeted;			/* HELLO or HELLO_ACK received */
+	bool bound;			/* imexd_net_conn_bind(): RAFT frames */
 	char name[IMEX_NAME_MAX];	/* the node it said HELLO as */
 	bool read_wants_write;		/* TLS read waits for EPOLLOUT */
 	bool write_wants_read;		/* TLS write waits for EPOLLIN */
@@ -466,19 +468,34 @@ fail:
 
 /* --- input --------------------------------------------------------------- */
 
+/* The largest frame @c may send: a snapshot only once the owner vouched. */
+static size_t conn_frame_max(const struct conn *c)
+{
+	return c->bound ? RAFT_FRAME_MAX : FRAME_MAX;
+}
+
+void imexd_net_conn_bind(struct imexd_net *net, uint64_t conn)
+{
+	struct conn *c = conn_find(net, conn);
+
+	if (c)
+		c->bound = true;
+}
+
 static int conn_in_reserve(struct conn *c, size_t need)
 {
 	size_t cap = c->in_cap ? c->in_cap : IN_INITIAL;
+	size_t max = conn_frame_max(c);
 	uint8_t *p;
 
-	if (need > FRAME_MAX)
+	if (need > max)
 		return -EMSGSIZE;
 	if (c->in_cap >= need && c->in)
 		return 0;
 	while (cap < need)
 		cap *= 2;
-	if (cap > FRAME_MAX)
-		cap = FRAME_MAX;
+	if (cap > max)
+		cap = max;
 	p = realloc(c->in, cap);
 	if (!p)
 		return -ENOMEM;
@@ -532,11 +549,11 @@ static int conn_parse(struct conn *c)
 
 		if (flen == 0)
 			break;		/* the header is not complete yet */
-		if (flen < IMEXD_HEADER_LEN || (size_t)flen > FRAME_MAX) {
+		if (flen < IMEXD_HEADER_LEN || (size_t)flen > conn_frame_max(c)) {
 			peer_warn(net, "closing connection %s %s: %s",
 				  c->outbound ? "to" : "from", c->peer,
 				  flen < 0 ? "not an imexd frame header (another protocol, or a corrupt stream)" :
-				  "a frame larger than the protocol allows");
+				  "a raft frame above IMEXD_BODY_MAX before the peer proved its name");
 			conn_drop(c);
 			return -1;
 		}
@@ -627,7 +644,9 @@ static int conn_read(struct conn *c)
 		size_t room;
 		ssize_t n;
 
-		if (conn_in_reserve(c, c->in_len + 4096 > FRAME_MAX ? FRAME_MAX :
+		size_t max = conn_frame_max(c);
+
+		if (conn_in_reserve(c, c->in_len + 4096 > max ? max :
 				    c->in_len + 4096) < 0) {
 			log_err("out of memory reading from %s", c->peer);
 			conn_drop(c);
@@ -730,11 +749,17 @@ static int conn_flush(struct conn *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* A bound peer may be sent a snapshot on top of the usual queue. */
+static size_t conn_outq_max(const struct conn *c)
+{
+	return c->bound ? IMEXD_NET_OUTQ_BOUND_MAX : IMEXD_NET_OUTQ_MAX;
+}
+
 static int conn_queue(struct conn *c, const uint8_t *buf, size_t len)
 {
-	size_t need;
+	size_t need, max = conn_outq_max(c);
 
-	if (len > IMEXD_NET_OUTQ_MAX || c->out_len + len > IMEXD_NET_OUTQ_MAX)
+	if (len > max || c->out_len + len > max)
 		return -ENOBUFS;
 	need = c->out_len + len;
 	if (c->out_off && c->out_off + need > c->out_cap) {
@@ -768,8 +793,8 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		return -ENOTCONN;
 	r = conn_queue(c, frame, len);
 	if (r == -ENOBUFS) {
-		peer_warn(net, "disconnecting %s: it does not read (%zu bytes queued, at most %u)",
-			  c->peer, c->out_len + len, IMEXD_NET_OUTQ_MAX);
+		peer_warn(net, "disconnecting %s: it does not read (%zu bytes queued, at most %zu)",
+			  c->peer, c->out_len + len, conn_outq_max(c));
 		conn_destroy(c);
 		return -ENOBUFS;
 	}

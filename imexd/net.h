@@ -6,10 +6,13 @@
  * hostile peer from growing anything without limit:
  *
  *   - a frame header that can never be valid (imexd_frame_len() < 0) or
- *     announces more than IMEXD_HEADER_LEN + IMEXD_BODY_MAX: logged, closed;
+ *     announces more than IMEXD_HEADER_LEN + IMEXD_BODY_MAX (a RAFT frame
+ *     on a connection the owner bound with imexd_net_conn_bind(): up to
+ *     IMEXD_RAFT_BODY_MAX): logged, closed;
  *   - a frame that does not decode: logged, closed;
  *   - output queued for a peer that does not read: beyond
- *     IMEXD_NET_OUTQ_MAX bytes the connection is dropped;
+ *     IMEXD_NET_OUTQ_MAX bytes (IMEXD_NET_OUTQ_BOUND_MAX on a bound
+ *     connection, room for one snapshot) the connection is dropped;
  *   - IMEXD_NET_PENDING_MAX inbound connections that have not completed
  *     HELLO, IMEXD_NET_PENDING_PER_HOST of them from one source address (so
  *     one host cannot take every slot; further ones are closed at once),
@@ -39,6 +42,8 @@
 #include "wire.h"
 
 #define IMEXD_NET_OUTQ_MAX		(8u << 20)
+#define IMEXD_NET_OUTQ_BOUND_MAX	(IMEXD_NET_OUTQ_MAX + IMEXD_HEADER_LEN + \
+					 IMEXD_RAFT_BODY_MAX)
 #define IMEXD_NET_PENDING_MAX		64
 #define IMEXD_NET_PENDING_PER_HOST	8
 #define IMEXD_NET_CONNS_MAX		1024
@@ -102,6 +107,14 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
  */
 int imexd_net_conn_auth(const struct imexd_net *net, uint64_t conn,
 			struct imexd_peers_auth *auth);
+
+/*
+ * The owner vouches for @conn (its peer proved a roster name): from now on
+ * it may send RAFT frames above IMEXD_BODY_MAX, up to IMEXD_RAFT_BODY_MAX,
+ * and its output queue may hold IMEXD_NET_OUTQ_BOUND_MAX bytes.  Unknown
+ * ids are ignored.
+ */
+void imexd_net_conn_bind(struct imexd_net *net, uint64_t conn);
 
 /* Close, after flushing what is queued (bounded); no conn_down follows. */
 void imexd_net_close(struct imexd_net *net, uint64_t conn);

@@ -12,9 +12,10 @@
  * HELLO naming anything else, or self, is refused: the connection is
  * closed and one line is logged per (host, name) at most once a minute, so
  * no peer can grow a table here.  Unbound connections are bounded: at most
- * IMEXD_PEERS_UNBOUND_PER_HOST per remote host and IMEXD_PEERS_UNBOUND_MAX
- * in all; past either the new connection is closed at once (logged as
- * above).  An unbound connection that sends no HELLO within
+ * IMEXD_PEERS_UNBOUND_PER_HOST inbound ones per remote host and
+ * IMEXD_PEERS_UNBOUND_MAX inbound ones in all (outbound ones are this
+ * node's dials, one per peer at most); past either the new connection is
+ * closed at once (logged as above).  An unbound connection that sends no HELLO within
  * hello_timeout_ms is closed.
  *
  * Authentication: with TLS (struct imexd_peers_auth.tls) a HELLO's name
@@ -28,8 +29,11 @@
  *
  * Duplicates: when a peer is reachable over two bound connections (both
  * dialled at once), the one opened by the node with the smaller name
- * survives; the other is closed.  A HELLO with a new epoch for a bound
- * name is a new instance of that peer: PEER_UP carries restarted = true.
+ * survives; the other is closed.  When the survivor is the newer one,
+ * PEER_UP is repeated with its conn (restarted = false) and no PEER_DOWN.
+ * A HELLO with a new epoch for a known name is a new instance of that
+ * peer: PEER_UP carries restarted = true (after PEER_DOWN if the old
+ * instance's connection was still bound).
  *
  * Versions: HELLO carries the protocol range; a peer whose range does not
  * overlap ours is reported (PEER_VERSION) and closed; no messages pass.
@@ -87,14 +91,20 @@ enum imexd_peers_action_type {
 	IMEXD_PEERS_CONNECT = 1,	/* addr */
 	IMEXD_PEERS_CLOSE,		/* conn */
 	IMEXD_PEERS_SEND,		/* conn, frame (encoded message) */
-	IMEXD_PEERS_PEER_UP,		/* name, epoch, uuid, restarted, hello */
+	IMEXD_PEERS_PEER_UP,		/* conn (to imexd_net_conn_bind()), name,
+					 * epoch, uuid, restarted, msg (HELLO) */
 	IMEXD_PEERS_PEER_DOWN,		/* name: its bound connection ended */
 	IMEXD_PEERS_PEER_VERSION,	/* name: no common protocol version */
 	IMEXD_PEERS_MSG,		/* name, msg (not HELLO/HELLO_ACK) */
 	IMEXD_PEERS_LOG,		/* level, text */
 };
 
-/* Pointers stay valid until the next call into the part. */
+/*
+ * Pointers stay valid until the next call into the part (other than
+ * imexd_peers_send(), imexd_peers_next() and the queries, which keep
+ * them).  msg (MSG, PEER_UP) is the message given to imexd_peers_msg(),
+ * not a copy: drain the actions before freeing it.
+ */
 struct imexd_peers_action {
 	enum imexd_peers_action_type type;
 	uint64_t conn;

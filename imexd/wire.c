@@ -14,11 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "raftlog.h"
+#include "raftwire.h"
 #include "wire.h"
 
 #define CHANNEL_WIRE_LEN	14	/* u32 id, u32 uid, u32 gid, u16 mode */
+#define GEN_WIRE_LEN		24	/* u8 uuid[16], u64 generation */
 #define ERRNO_WIRE_MAX		4095	/* like the kernel's MAX_ERRNO */
 #define MODE_MAX		0777
+
+_Static_assert(IMEXD_RAFT_DATA_MAX == IMEXD_RAFTWIRE_FRAME_MAX,
+	       "wire.h's RAFT bound is raftwire's frame bound");
+_Static_assert(IMEXD_RAFT_BODY_MAX > IMEXD_BODY_MAX,
+	       "only RAFT bodies go above IMEXD_BODY_MAX");
 
 static const uint8_t zero_uuid[16];
 
@@ -196,6 +204,26 @@ static int check_hello(const struct imexd_msg *m, const char **why)
 	return 0;
 }
 
+/* HEARTBEAT's gens: bounded, each a real domain, each once. */
+static int check_gens(const struct imexd_msg *m, const char **why)
+{
+	const struct imexd_peer_gen *g = m->u.heartbeat.gens;
+	uint16_t i, j;
+
+	if (m->u.heartbeat.ngens > IMEX_DOMAINS_MAX)
+		return bad(why, -E2BIG, "more domains than IMEX_DOMAINS_MAX");
+	if (m->u.heartbeat.ngens && !g)
+		return bad(why, -EBADMSG, "domain count without domains");
+	for (i = 0; i < m->u.heartbeat.ngens; i++) {
+		if (!memcmp(g[i].uuid, zero_uuid, sizeof(zero_uuid)))
+			return bad(why, -EBADMSG, "domain UUID is all-zero");
+		for (j = 0; j < i; j++)
+			if (!memcmp(g[j].uuid, g[i].uuid, sizeof(g[i].uuid)))
+				return bad(why, -EBADMSG, "domain listed twice");
+	}
+	return 0;
+}
+
 static int check_heartbeat(const struct imexd_msg *m, const char **why)
 {
 	const struct imexd_peer_view *v = m->u.heartbeat.peers;
@@ -217,7 +245,7 @@ static int check_heartbeat(const struct imexd_msg *m, const char **why)
 			if (!strcmp(v[j].name, v[i].name))
 				return bad(why, -EBADMSG, "peer listed twice");
 	}
-	return 0;
+	return check_gens(m, why);
 }
 
 static int check_free(const struct imexd_msg *m, const char **why)
@@ -269,6 +297,54 @@ static int check_import(const struct imexd_msg *m, const char **why)
 	return 0;
 }
 
+/* RAFT and FORWARD: opaque bytes for raftwire and the fsm, bounded. */
+static int check_blob(uint32_t len, const uint8_t *p, uint32_t max,
+		      const char **why)
+{
+	if (!len)
+		return bad(why, -EBADMSG, "empty payload");
+	if (len > max)
+		return bad(why, -E2BIG, max == IMEXD_RAFT_DATA_MAX ?
+			   "raft frame longer than IMEXD_RAFTWIRE_FRAME_MAX" :
+			   "command longer than IMEXD_RAFT_ENTRY_MAX");
+	if (!p)
+		return bad(why, -EBADMSG, "payload length without payload");
+	return 0;
+}
+
+/* Channel ids: strictly increasing, each a channel there can be. */
+static int check_ids(const uint32_t *ids, uint32_t n, const char **why)
+{
+	uint32_t i;
+
+	if (n > IMEX_CHANNELS_MAX)
+		return bad(why, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX");
+	if (n && !ids)
+		return bad(why, -EBADMSG, "channel id count without ids");
+	for (i = 0; i < n; i++) {
+		if (ids[i] >= IMEX_CHANNELS_MAX)
+			return bad(why, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX");
+		if (i && ids[i] <= ids[i - 1])
+			return bad(why, -EBADMSG,
+				   "channel ids not strictly increasing");
+	}
+	return 0;
+}
+
+static int check_reply(const struct imexd_msg *m, const char **why)
+{
+	const char *p = field_problem(STR_TEXT, m->u.reply.message,
+				      sizeof(m->u.reply.message));
+	int err;
+
+	if (p)
+		return bad(why, -EBADMSG, p);
+	err = check_err(m->u.reply.error, why);
+	if (!err && m->u.reply.has_def)
+		err = check_msg_def(m, &m->u.reply.def, why);
+	return err ? err : check_ids(m->u.reply.ids, m->u.reply.nids, why);
+}
+
 static int check_msg(const struct imexd_msg *m, const char **why)
 {
 	const char *p;
@@ -318,6 +394,14 @@ static int check_msg(const struct imexd_msg *m, const char **why)
 	case IMEXD_MSG_IMPORT_RESP:
 	case IMEXD_MSG_EXPORT_REVOKE:
 		return check_import(m, why);
+	case IMEXD_MSG_RAFT:
+		return check_blob(m->u.raft.len, m->u.raft.data,
+				  IMEXD_RAFT_DATA_MAX, why);
+	case IMEXD_MSG_FORWARD:
+		return check_blob(m->u.forward.len, m->u.forward.cmd,
+				  IMEXD_RAFT_ENTRY_MAX, why);
+	case IMEXD_MSG_REPLY:
+		return check_reply(m, why);
 	}
 	return bad(why, -EPROTO, "unknown message type");
 }
@@ -432,10 +516,18 @@ static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
 		       sizeof(m->u.heartbeat.peers[i].name));
 		wr_u8(w, m->u.heartbeat.peers[i].state);
 	}
+	wr_u16(w, m->u.heartbeat.ngens);
+	for (i = 0; i < m->u.heartbeat.ngens; i++) {
+		wr_bytes(w, m->u.heartbeat.gens[i].uuid,
+			 sizeof(m->u.heartbeat.gens[i].uuid));
+		wr_u64(w, m->u.heartbeat.gens[i].generation);
+	}
 }
 
 static void wr_body(struct wr *w, const struct imexd_msg *m)
 {
+	uint32_t i;
+
 	switch (m->type) {
 	case IMEXD_MSG_HELLO:
 	case IMEXD_MSG_HELLO_ACK:
@@ -498,13 +590,40 @@ static void wr_body(struct wr *w, const struct imexd_msg *m)
 	case IMEXD_MSG_EXPORT_REVOKE:
 		wr_u64(w, m->u.export_revoke.handle_id);
 		break;
+	case IMEXD_MSG_RAFT:
+		wr_u32(w, m->u.raft.len);
+		wr_bytes(w, m->u.raft.data, m->u.raft.len);
+		break;
+	case IMEXD_MSG_FORWARD:
+		wr_u64(w, m->u.forward.tag);
+		wr_u32(w, m->u.forward.len);
+		wr_bytes(w, m->u.forward.cmd, m->u.forward.len);
+		break;
+	case IMEXD_MSG_REPLY:
+		wr_u64(w, m->u.reply.tag);
+		wr_u32(w, (uint32_t)m->u.reply.error);
+		wr_str(w, m->u.reply.message, sizeof(m->u.reply.message));
+		wr_u64(w, m->u.reply.index);
+		wr_u8(w, m->u.reply.has_def);
+		if (m->u.reply.has_def)
+			wr_def(w, &m->u.reply.def);
+		wr_u32(w, m->u.reply.nids);
+		for (i = 0; i < m->u.reply.nids; i++)
+			wr_u32(w, m->u.reply.ids[i]);
+		break;
 	}
+}
+
+/* The most a body of @type may hold. */
+static size_t body_max(uint8_t type)
+{
+	return type == IMEXD_MSG_RAFT ? IMEXD_RAFT_BODY_MAX : IMEXD_BODY_MAX;
 }
 
 static void wr_header(struct wr *w, const struct imexd_msg *m, uint32_t body)
 {
 	wr_u32(w, IMEXD_MAGIC);
-	wr_u8(w, IMEXD_PROTO_VERSION);
+	wr_u8(w, IMEXD_FRAME_VERSION);
 	wr_u8(w, m->type);
 	wr_u16(w, 0);
 	wr_u32(w, body);
@@ -522,7 +641,7 @@ int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len)
 		return -EINVAL;
 	/* Validated counts bound the body to tens of MiB: no overflow. */
 	wr_body(&w, msg);
-	if (w.len > IMEXD_BODY_MAX)
+	if (w.len > body_max(msg->type))
 		return -EINVAL;
 	body = w.len;
 	w.buf = malloc(IMEXD_HEADER_LEN + body);
@@ -708,12 +827,11 @@ static void rd_hello(struct rd *r, struct imexd_msg *m)
 	m->u.hello.partition = rd_u32(r);
 }
 
-static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
+static void rd_views(struct rd *r, struct imexd_msg *m)
 {
 	struct imexd_peer_view *v;
 	uint16_t i;
 
-	m->u.heartbeat.seq = rd_u32(r);
 	m->u.heartbeat.n = rd_u16(r);
 	if (r->err || !m->u.heartbeat.n)
 		return;
@@ -731,6 +849,114 @@ static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
 		rd_str(r, STR_NAME, v[i].name, sizeof(v[i].name));
 		v[i].state = rd_u8(r);
 	}
+}
+
+static void rd_gens(struct rd *r, struct imexd_msg *m)
+{
+	struct imexd_peer_gen *g;
+	uint16_t i;
+
+	m->u.heartbeat.ngens = rd_u16(r);
+	if (r->err || !m->u.heartbeat.ngens)
+		return;
+	if (m->u.heartbeat.ngens > IMEX_DOMAINS_MAX) {
+		rd_fail(r, -E2BIG, "more domains than IMEX_DOMAINS_MAX");
+		return;
+	}
+	if (m->u.heartbeat.ngens > rd_left(r) / GEN_WIRE_LEN) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return;
+	}
+	g = calloc(m->u.heartbeat.ngens, sizeof(*g));
+	m->u.heartbeat.gens = g;
+	if (!g) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0; i < m->u.heartbeat.ngens; i++) {
+		rd_bytes(r, g[i].uuid, sizeof(g[i].uuid));
+		g[i].generation = rd_u64(r);
+	}
+}
+
+static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
+{
+	m->u.heartbeat.seq = rd_u32(r);
+	rd_views(r, m);
+	rd_gens(r, m);
+}
+
+/* u32 len, then len bytes (1..@max) into a new buffer at *@out. */
+static void rd_blob(struct rd *r, uint32_t *len, uint8_t **out, uint32_t max)
+{
+	*len = rd_u32(r);
+	if (r->err)
+		return;
+	if (!*len) {
+		rd_fail(r, -EBADMSG, "empty payload");
+		return;
+	}
+	if (*len > max) {
+		rd_fail(r, -E2BIG, max == IMEXD_RAFT_DATA_MAX ?
+			"raft frame longer than IMEXD_RAFTWIRE_FRAME_MAX" :
+			"command longer than IMEXD_RAFT_ENTRY_MAX");
+		return;
+	}
+	if (*len > rd_left(r)) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return;
+	}
+	*out = malloc(*len);
+	if (!*out) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	rd_bytes(r, *out, *len);
+}
+
+static void rd_ids(struct rd *r, struct imexd_msg *m)
+{
+	uint32_t i, n = rd_u32(r);
+
+	if (r->err || !n)
+		return;
+	if (n > IMEX_CHANNELS_MAX) {
+		rd_fail(r, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX");
+		return;
+	}
+	if (n > rd_left(r) / 4) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return;
+	}
+	m->u.reply.ids = calloc(n, sizeof(*m->u.reply.ids));
+	if (!m->u.reply.ids) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	m->u.reply.nids = n;
+	for (i = 0; i < n; i++)
+		m->u.reply.ids[i] = rd_u32(r);
+}
+
+static void rd_reply(struct rd *r, struct imexd_msg *m)
+{
+	uint8_t has_def;
+
+	m->u.reply.tag = rd_u64(r);
+	m->u.reply.error = (int32_t)rd_u32(r);
+	rd_str(r, STR_TEXT, m->u.reply.message, sizeof(m->u.reply.message));
+	m->u.reply.index = rd_u64(r);
+	has_def = rd_u8(r);
+	if (r->err)
+		return;
+	if (has_def > 1) {
+		rd_fail(r, -EBADMSG, "has_def is not 0 or 1");
+		return;
+	}
+	m->u.reply.has_def = has_def;
+	if (has_def)
+		rd_def(r, &m->u.reply.def, m->domain_uuid);
+	rd_ids(r, m);
 }
 
 static void rd_free_bits(struct rd *r, struct imexd_msg *m)
@@ -832,6 +1058,17 @@ static void rd_body(struct rd *r, struct imexd_msg *m)
 	case IMEXD_MSG_EXPORT_REVOKE:
 		m->u.export_revoke.handle_id = rd_u64(r);
 		break;
+	case IMEXD_MSG_RAFT:
+		rd_blob(r, &m->u.raft.len, &m->u.raft.data, IMEXD_RAFT_DATA_MAX);
+		break;
+	case IMEXD_MSG_FORWARD:
+		m->u.forward.tag = rd_u64(r);
+		rd_blob(r, &m->u.forward.len, &m->u.forward.cmd,
+			IMEXD_RAFT_ENTRY_MAX);
+		break;
+	case IMEXD_MSG_REPLY:
+		rd_reply(r, m);
+		break;
 	}
 }
 
@@ -846,13 +1083,13 @@ long imexd_frame_len(const uint8_t *buf, size_t len)
 	for (i = 0; i < len && i < sizeof(magic); i++)
 		if (buf[i] != magic[i])
 			return -EBADMSG;
-	if (len > 4 && buf[4] != IMEXD_PROTO_VERSION)
+	if (len > 4 && buf[4] != IMEXD_FRAME_VERSION)
 		return -EBADMSG;
 	if ((len > 6 && buf[6]) || (len > 7 && buf[7]))
 		return -EBADMSG;
 	if (len < 12)
 		return 0;
-	if (get_be32(buf + 8) > IMEXD_BODY_MAX)
+	if (get_be32(buf + 8) > body_max(buf[5]))
 		return -EBADMSG;
 	if (len < IMEXD_HEADER_LEN)
 		return 0;
@@ -873,14 +1110,16 @@ static int rd_header(struct rd *r, struct imexd_msg *m)
 		return rd_error(r, -EBADMSG, "truncated header");
 	if (rd_u32(r) != IMEXD_MAGIC)
 		return rd_error(r, -EBADMSG, "bad magic");
-	if (rd_u8(r) != IMEXD_PROTO_VERSION)
+	if (rd_u8(r) != IMEXD_FRAME_VERSION)
 		return rd_error(r, -EPROTO, "unsupported protocol version");
 	m->type = rd_u8(r);
 	if (rd_u16(r))
 		return rd_error(r, -EBADMSG, "non-zero header flags");
 	body = rd_u32(r);
-	if (body > IMEXD_BODY_MAX)
-		return rd_error(r, -E2BIG, "body longer than IMEXD_BODY_MAX");
+	if (body > body_max(m->type))
+		return rd_error(r, -E2BIG, m->type == IMEXD_MSG_RAFT ?
+				"body longer than IMEXD_RAFT_BODY_MAX" :
+				"body longer than IMEXD_BODY_MAX");
 	if (body != r->len - IMEXD_HEADER_LEN)
 		return rd_error(r, -EBADMSG,
 				"frame length differs from the header's");

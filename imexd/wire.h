@@ -6,10 +6,11 @@
  *
  *   offset size
  *   0      4    magic 0x494d4558 ("IMEX")
- *   4      1    protocol version (IMEXD_PROTO_VERSION)
+ *   4      1    framing version (IMEXD_FRAME_VERSION)
  *   5      1    type (enum imexd_msg_type)
  *   6      2    flags, zero
- *   8      4    body length in bytes, at most IMEXD_BODY_MAX
+ *   8      4    body length in bytes, at most IMEXD_BODY_MAX (RAFT: at
+ *               most IMEXD_RAFT_BODY_MAX)
  *   12     16   domain UUID (all-zero for node-level messages)
  *   28     16   sender node UUID
  *   44     8    sender instance epoch (random, chosen at every daemon start)
@@ -27,7 +28,9 @@
  *   HELLO, HELLO_ACK   u16 proto_min, u16 proto_max, str node_name,
  *                      u32 max_channels, u8 fabric_uuid[16], u32 partition
  *   HEARTBEAT          u32 seq, u16 n, n × { str peer_name, u8 state }
- *                      (the sender's view of its peers: enum imex_member_state)
+ *                      (the sender's view of its peers: enum imex_member_state),
+ *                      u16 ngens, ngens × { u8 uuid[16], u64 generation }
+ *                      (the domains the sender's kernel holds; protocol 2)
  *   QUERY_FREE         u64 change_id, u32 count
  *   FREE               u64 change_id, u32 nbits, ceil(nbits/8) bytes
  *                      (bit i set: channel i is free on the sender; bit i
@@ -53,20 +56,39 @@
  *                      status is 0, else none)
  *   EXPORT_REVOKE      u64 handle_id (an export of the sender that ended;
  *                      its domain is the header's)
+ *   RAFT               u32 len, len bytes (a raftwire frame, raftwire.h;
+ *                      1..IMEXD_RAFT_DATA_MAX)
+ *   FORWARD            u64 tag, u32 len, len bytes (an encoded fsm command
+ *                      for the leader; 1..IMEXD_RAFT_ENTRY_MAX, raftlog.h,
+ *                      and the body within IMEXD_BODY_MAX)
+ *   REPLY              u64 tag (the FORWARD's), i32 error (0 or a positive
+ *                      errno), str message, u64 index (the command's log
+ *                      index), u8 has_def (0 or 1), then a def when has_def
+ *                      (domain UUID in the header), u32 nids, nids × u32 id
+ *                      (the channels granted or freed: strictly increasing,
+ *                      below IMEX_CHANNELS_MAX)
  *
  * IMPORT_REQ, IMPORT_RESP and EXPORT_REVOKE need a non-zero domain UUID.
- * The def of PREPARE and SYNC has no UUID of its own on the wire: decoding
- * sets def.uuid from the header, and encoding refuses a def.uuid that
- * differs from domain_uuid (or is all-zero).  "addr" may be empty (the
- * kernel does not require one); a VOTE message is printable ASCII.  Errors
- * (VOTE, ACK) are 0 or a positive errno up to 4095; HELLO needs proto_min <=
- * proto_max and max_channels <= IMEX_CHANNELS_MAX; PREPARE lease_ms <=
- * IMEX_LEASE_MAX_MS; HEARTBEAT peer names are unique; def flags other than
- * IMEXD_DEF_DELETED are refused.
+ * The def of PREPARE, SYNC and REPLY has no UUID of its own on the wire:
+ * decoding sets def.uuid from the header, and encoding refuses a def.uuid
+ * that differs from domain_uuid (or is all-zero).  "addr" may be empty (the
+ * kernel does not require one); a VOTE or REPLY message is printable ASCII.
+ * Errors (VOTE, ACK, REPLY) are 0 or a positive errno up to 4095; HELLO
+ * needs proto_min <= proto_max and max_channels <= IMEX_CHANNELS_MAX;
+ * PREPARE lease_ms <= IMEX_LEASE_MAX_MS; HEARTBEAT peer names are unique,
+ * its gens at most IMEX_DOMAINS_MAX with non-zero, unique UUIDs; def flags
+ * other than IMEXD_DEF_DELETED are refused.  A REPLY without a def decodes
+ * with a zeroed def (whatever def the encoder was given is not sent).
  *
- * The version byte is the framing version: a daemon that speaks a newer
- * protocol still sends HELLO/HELLO_ACK framed as version 1 so that an older
- * peer can read its proto range and report VERSION_MISMATCH.
+ * The version byte is the framing version, IMEXD_FRAME_VERSION (1), which
+ * stays as it is when the protocol changes: every frame, HELLO/HELLO_ACK
+ * included, is framed as version 1 so that an older peer can read a newer
+ * one's proto range and report VERSION_MISMATCH.  The protocol version
+ * (IMEXD_PROTO_VERSION) travels in HELLO: 2 added RAFT, FORWARD, REPLY and
+ * the HEARTBEAT gens, which a version 1 peer cannot decode.
+ *
+ * Only RAFT may carry a body above IMEXD_BODY_MAX (a snapshot); the
+ * transport accepts one only on a connection bound to a peer (net.h).
  *
  * A decoder refuses, changing nothing: a short or long frame, a bad magic,
  * an unknown version or type, non-zero flags, a body whose fields do not
@@ -82,9 +104,13 @@
 #include <linux/imex.h>
 
 #define IMEXD_MAGIC		0x494d4558u
-#define IMEXD_PROTO_VERSION	1
+#define IMEXD_FRAME_VERSION	1
+#define IMEXD_PROTO_VERSION	2
 #define IMEXD_HEADER_LEN	52
 #define IMEXD_BODY_MAX		(1u << 20)
+/* IMEXD_RAFTWIRE_FRAME_MAX (raftwire.h; checked at build time in wire.c). */
+#define IMEXD_RAFT_DATA_MAX	((64u << 20) + (1u << 20))
+#define IMEXD_RAFT_BODY_MAX	(IMEXD_RAFT_DATA_MAX + 4)
 #define IMEXD_ADDR_MAX		255
 #define IMEXD_MESSAGE_MAX	255
 #define IMEXD_DEFAULT_PORT	50100
@@ -262,7 +288,8 @@ int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len);
 /*
  * How many bytes the frame starting at @buf needs in total, once at least
  * IMEXD_HEADER_LEN bytes are there: > 0 the frame length, -EBADMSG for a
- * header that can never be valid (magic, version, flags, length), so the
+ * header that can never be valid (magic, version, flags, a length above
+ * IMEXD_BODY_MAX, or IMEXD_RAFT_BODY_MAX for a RAFT frame), so the
  * connection can be dropped before the body arrives.  With fewer than
  * IMEXD_HEADER_LEN bytes: 0 (read more), or already -EBADMSG when the bytes
  * that are there are wrong.

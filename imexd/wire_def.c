@@ -30,6 +30,9 @@ void imexd_msg_free(struct imexd_msg *msg)
 		free(msg->u.heartbeat.peers);
 		msg->u.heartbeat.peers = NULL;
 		msg->u.heartbeat.n = 0;
+		free(msg->u.heartbeat.gens);
+		msg->u.heartbeat.gens = NULL;
+		msg->u.heartbeat.ngens = 0;
 		break;
 	case IMEXD_MSG_FREE:
 		free(msg->u.free.bits);
@@ -41,6 +44,23 @@ void imexd_msg_free(struct imexd_msg *msg)
 		break;
 	case IMEXD_MSG_SYNC:
 		imexd_def_free(&msg->u.sync);
+		break;
+	case IMEXD_MSG_RAFT:
+		free(msg->u.raft.data);
+		msg->u.raft.data = NULL;
+		msg->u.raft.len = 0;
+		break;
+	case IMEXD_MSG_FORWARD:
+		free(msg->u.forward.cmd);
+		msg->u.forward.cmd = NULL;
+		msg->u.forward.len = 0;
+		break;
+	case IMEXD_MSG_REPLY:
+		imexd_def_free(&msg->u.reply.def);
+		msg->u.reply.has_def = false;
+		free(msg->u.reply.ids);
+		msg->u.reply.ids = NULL;
+		msg->u.reply.nids = 0;
 		break;
 	}
 }
@@ -169,6 +189,9 @@ const char *imexd_msg_type_name(uint8_t type)
 		[IMEXD_MSG_IMPORT_REQ] = "IMPORT_REQ",
 		[IMEXD_MSG_IMPORT_RESP] = "IMPORT_RESP",
 		[IMEXD_MSG_EXPORT_REVOKE] = "EXPORT_REVOKE",
+		[IMEXD_MSG_RAFT] = "RAFT",
+		[IMEXD_MSG_FORWARD] = "FORWARD",
+		[IMEXD_MSG_REPLY] = "REPLY",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

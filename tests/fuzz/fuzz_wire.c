@@ -24,7 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	flen = imexd_frame_len(data, size);
-	if (flen > 0 && (size_t)flen > IMEXD_HEADER_LEN + IMEXD_BODY_MAX)
+	if (flen > 0 && (size_t)flen > IMEXD_HEADER_LEN +
+	    (data[5] == IMEXD_MSG_RAFT ? IMEXD_RAFT_BODY_MAX : IMEXD_BODY_MAX))
 		abort();
 
 	memset(&m, 0, sizeof(m));

@@ -52,6 +52,7 @@ struct side {
 	uint64_t last_conn;
 	bool last_outbound;
 	uint8_t last_type;
+	uint32_t last_raft_len;
 	char last_addr[300];
 	/* test_bounds: messages on one watched connection; an answer of
 	 * echo_len bytes to every other message, through echo_net. */
@@ -98,6 +99,8 @@ static void on_msg(void *data, uint64_t conn, const struct imexd_msg *msg)
 	s->msgs++;
 	s->last_conn = conn;
 	s->last_type = msg->type;
+	if (msg->type == IMEXD_MSG_RAFT)
+		s->last_raft_len = msg->u.raft.len;
 	if (s->watch_conn && conn == s->watch_conn)
 		s->watch_msgs++;
 	else if (s->echo_net) {
@@ -519,6 +522,125 @@ static void test_bounds(void)
 	imexd_net_free(nb);
 }
 
+/* A RAFT frame carrying @n bytes (a body of @n + 4). */
+static void raft_frame(uint32_t n, uint8_t **frame, size_t *len)
+{
+	struct imexd_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IMEXD_MSG_RAFT;
+	m.sender_uuid[0] = 1;
+	m.sender_epoch = 42;
+	m.u.raft.len = n;
+	m.u.raft.data = calloc(1, n);
+	if (!m.u.raft.data || imexd_msg_encode(&m, frame, len)) {
+		fprintf(stderr, "cannot encode a RAFT frame of %u bytes\n", n);
+		exit(2);
+	}
+	free(m.u.raft.data);
+}
+
+/* A frame header of @type announcing @body bytes, on a raw socket. */
+static void raw_header(int fd, uint8_t type, uint32_t body)
+{
+	uint8_t *f;
+	size_t len;
+
+	hello(IMEXD_MSG_HELLO, "x", &f, &len);
+	f[5] = type;
+	put_be32(f + 8, body);
+	if (write(fd, f, IMEXD_HEADER_LEN) != IMEXD_HEADER_LEN)
+		perror("write");
+	free(f);
+}
+
+/*
+ * RAFT frames above IMEXD_BODY_MAX (snapshots) pass only on a connection
+ * the owner bound; before that the 1 MiB bound holds.
+ */
+static void test_raft_bound(void)
+{
+	struct side a = { .name = "a" }, b = { .name = "b" };
+	struct imexd_net *na = mknet(&a, 0, NULL), *nb = mknet(&b, 0, NULL);
+	uint16_t pb = imexd_net_listen_port(nb);
+	unsigned msgs, downs, ups;
+	uint8_t *f;
+	size_t len;
+	char ab[64];
+	int fd;
+
+	addr_of(nb, ab, sizeof(ab));
+	check(imexd_net_connect(na, ab) == 0 && run_until(&a.up, 1, 3000) &&
+	      run_until(&b.up, 1, 3000), "raft: connected");
+	/* Unbound: a RAFT body of exactly IMEXD_BODY_MAX passes ... */
+	raft_frame(IMEXD_BODY_MAX - 4, &f, &len);
+	check(imexd_net_send(na, a.up_conn, f, len) == 0 &&
+	      run_until(&b.msgs, 1, 5000) && b.last_type == IMEXD_MSG_RAFT &&
+	      b.last_raft_len == IMEXD_BODY_MAX - 4,
+	      "raft: unbound, a RAFT body of IMEXD_BODY_MAX is delivered");
+	free(f);
+	/* ... one byte more closes the connection, nothing delivered. */
+	raft_frame(IMEXD_BODY_MAX - 3, &f, &len);
+	msgs = b.msgs;
+	downs = b.down;
+	check(imexd_net_send(na, a.up_conn, f, len) == 0 &&
+	      run_until(&b.down, downs + 1, 5000) && run_until(&a.down, 1, 5000) &&
+	      b.msgs == msgs,
+	      "raft: unbound, a RAFT body of IMEXD_BODY_MAX + 1 closes the connection undelivered");
+	free(f);
+	ups = b.up;
+	fd = raw_connect(pb);
+	run_until(&b.up, ups + 1, 3000);
+	raw_header(fd, IMEXD_MSG_RAFT, IMEXD_BODY_MAX + 1);
+	check(run_until_closed(fd, 3000) && b.msgs == msgs,
+	      "raft: unbound, a header announcing IMEXD_BODY_MAX + 1 closes at once");
+	close(fd);
+
+	/* Bound on both ends: a 20 MiB snapshot frame passes, past the usual
+	 * output queue bound too. */
+	ups = b.up;
+	check(imexd_net_connect(na, ab) == 0 && run_until(&a.up, 2, 3000) &&
+	      run_until(&b.up, ups + 1, 3000), "raft: reconnected");
+	imexd_net_conn_bind(na, a.up_conn);
+	imexd_net_conn_bind(nb, b.up_conn);
+	imexd_net_conn_bind(nb, 999999);	/* unknown: ignored */
+	raft_frame(20u << 20, &f, &len);
+	msgs = b.msgs;
+	check(imexd_net_send(na, a.up_conn, f, len) == 0 &&
+	      run_until(&b.msgs, msgs + 1, 20000) &&
+	      b.last_type == IMEXD_MSG_RAFT && b.last_raft_len == 20u << 20,
+	      "raft: bound, a 20 MiB RAFT frame is delivered");
+	free(f);
+	/* Bound, but above IMEXD_RAFT_BODY_MAX: closed. */
+	ups = b.up;
+	fd = raw_connect(pb);
+	check(run_until(&b.up, ups + 1, 3000), "raft: a raw connection is up");
+	imexd_net_conn_bind(nb, b.up_conn);
+	raw_header(fd, IMEXD_MSG_RAFT, IMEXD_RAFT_BODY_MAX);
+	check(!run_until_closed(fd, 300),
+	      "raft: bound, a header announcing IMEXD_RAFT_BODY_MAX waits for its body");
+	close(fd);
+	ups = b.up;
+	fd = raw_connect(pb);
+	run_until(&b.up, ups + 1, 3000);
+	imexd_net_conn_bind(nb, b.up_conn);
+	raw_header(fd, IMEXD_MSG_RAFT, IMEXD_RAFT_BODY_MAX + 1);
+	check(run_until_closed(fd, 3000),
+	      "raft: bound, a header announcing IMEXD_RAFT_BODY_MAX + 1 closes the connection");
+	close(fd);
+	ups = b.up;
+	fd = raw_connect(pb);
+	run_until(&b.up, ups + 1, 3000);
+	imexd_net_conn_bind(nb, b.up_conn);
+	raw_header(fd, IMEXD_MSG_FORWARD, IMEXD_BODY_MAX + 1);
+	check(run_until_closed(fd, 3000),
+	      "raft: bound, other types still stop at IMEXD_BODY_MAX");
+	close(fd);
+
+	imexd_net_free(na);
+	imexd_net_free(nb);
+}
+
 /* A context from DIR/FILE.pem and .key, for node @node. */
 static struct imexd_tls *mktls(const char *dir, const char *name,
 			       const char *node)
@@ -897,6 +1019,7 @@ int main(int argc, char **argv)
 	test_split();
 	test_plain();
 	test_bounds();
+	test_raft_bound();
 	test_tls(argv[1]);
 	test_tls_names(argv[1]);
 	test_tls_auth(argv[1]);

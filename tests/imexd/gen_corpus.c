@@ -106,6 +106,19 @@ static void valid_seeds(void)
 	sample_msg(&m, IMEXD_MSG_IMPORT_RESP);
 	m.u.import_resp.desc_len = IMEX_DESC_MAX;
 	emit_msg("valid-IMPORT_RESP-desc-max", &m);
+	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
+	free(m.u.heartbeat.gens);
+	m.u.heartbeat.gens = NULL;
+	m.u.heartbeat.ngens = 0;
+	emit_msg("valid-HEARTBEAT-no-gens", &m);
+	sample_msg(&m, IMEXD_MSG_REPLY);
+	m.u.reply.has_def = false;
+	free(m.u.reply.ids);
+	m.u.reply.ids = NULL;
+	m.u.reply.nids = 0;
+	m.u.reply.error = EEXIST;
+	strcpy(m.u.reply.message, "domain 'job9' exists");
+	emit_msg("valid-REPLY-no-def", &m);
 	for (i = IMEXD_OUTCOME_UNKNOWN; i <= IMEXD_OUTCOME_ABORTED; i++) {
 		sample_msg(&m, IMEXD_MSG_OUTCOME);
 		m.u.outcome.outcome = i;
@@ -176,7 +189,14 @@ SET(version2, 4, 2)
 SET(flags, 7, 1)
 SET(type0, 5, 0)
 SET(type15, 5, IMEXD_MSG_TYPE_MAX + 1)
-SET(last_byte_7, -1, 7)
+SET(hb_state_7, -(2 + 2 * 24) - 1, 7)		/* before the sample's 2 gens */
+SET(hb_gens_257, IMEXD_HEADER_LEN + 27, 1)	/* ngens high byte */
+SET(len_0, IMEXD_HEADER_LEN + 3, 0)		/* RAFT len 7 -> 0 */
+SET(len_8, IMEXD_HEADER_LEN + 3, 8)		/* RAFT len 7 -> 8 */
+SET(fwd_len_0, IMEXD_HEADER_LEN + 11, 0)	/* FORWARD len 5 -> 0 */
+SET(fwd_len_huge, IMEXD_HEADER_LEN + 9, 0x10)	/* 1 MiB + 5 */
+SET(reply_has_def_2, IMEXD_HEADER_LEN + 28, 2)
+SET(reply_err_4096, IMEXD_HEADER_LEN + 10, 0x10)
 SET(last_byte_ff, -1, 0xff)
 SET(body8_3, IMEXD_HEADER_LEN + 8, 3)		/* ACK what, OUTCOME */
 SET(op5, IMEXD_HEADER_LEN + 8, 5)
@@ -200,6 +220,32 @@ static size_t no_domain_all(uint8_t *f, size_t len)
 static size_t body_max1(uint8_t *f, size_t len)
 {
 	put_be32(f + 8, IMEXD_BODY_MAX + 1);
+	return len;
+}
+
+/* The sample REPLY ends with channel ids 1, 4, 7: the last becomes 4. */
+static size_t reply_ids_down(uint8_t *f, size_t len)
+{
+	put_be32(f + len - 4, 4);
+	return len;
+}
+
+static size_t raft_body_max1(uint8_t *f, size_t len)
+{
+	put_be32(f + 8, IMEXD_RAFT_BODY_MAX + 1);
+	return len;
+}
+
+/* The sample HEARTBEAT ends with 2 gens of 24 bytes each. */
+static size_t hb_gens_dup(uint8_t *f, size_t len)
+{
+	memcpy(f + len - 24, f + len - 48, 16);
+	return len;
+}
+
+static size_t hb_gens_zero(uint8_t *f, size_t len)
+{
+	memset(f + len - 24, 0, 16);
 	return len;
 }
 
@@ -253,7 +299,23 @@ static void near_seeds(void)
 	near("near-COMMIT-type-15", IMEXD_MSG_COMMIT, type15);
 	near("near-ABORT-length-above-max", IMEXD_MSG_ABORT, body_max1);
 	near("near-OUTCOME_QUERY-header-only", IMEXD_MSG_OUTCOME_QUERY, header_only);
-	near("near-HEARTBEAT-state-7", IMEXD_MSG_HEARTBEAT, last_byte_7);
+	near("near-HEARTBEAT-state-7", IMEXD_MSG_HEARTBEAT, hb_state_7);
+	near("near-HEARTBEAT-257-gens", IMEXD_MSG_HEARTBEAT, hb_gens_257);
+	near("near-HEARTBEAT-gens-duplicate", IMEXD_MSG_HEARTBEAT, hb_gens_dup);
+	near("near-HEARTBEAT-gens-zero-uuid", IMEXD_MSG_HEARTBEAT, hb_gens_zero);
+	near("near-HEARTBEAT-cut", IMEXD_MSG_HEARTBEAT, cut_fixed);
+	near("near-RAFT-empty", IMEXD_MSG_RAFT, len_0);
+	near("near-RAFT-beyond-body", IMEXD_MSG_RAFT, len_8);
+	near("near-RAFT-trailing-byte", IMEXD_MSG_RAFT, grow_fixed);
+	near("near-RAFT-length-above-max", IMEXD_MSG_RAFT, raft_body_max1);
+	near("near-FORWARD-empty", IMEXD_MSG_FORWARD, fwd_len_0);
+	near("near-FORWARD-huge", IMEXD_MSG_FORWARD, fwd_len_huge);
+	near("near-FORWARD-cut", IMEXD_MSG_FORWARD, cut_fixed);
+	near("near-REPLY-has-def-2", IMEXD_MSG_REPLY, reply_has_def_2);
+	near("near-REPLY-error-4096", IMEXD_MSG_REPLY, reply_err_4096);
+	near("near-REPLY-no-domain", IMEXD_MSG_REPLY, no_domain_all);
+	near("near-REPLY-cut", IMEXD_MSG_REPLY, cut_fixed);
+	near("near-REPLY-ids-unsorted", IMEXD_MSG_REPLY, reply_ids_down);
 	near("near-HEARTBEAT-161-peers", IMEXD_MSG_HEARTBEAT, hb_161);
 	near("near-FREE-padding-bits", IMEXD_MSG_FREE, last_byte_ff);
 	near("near-ACK-what-3", IMEXD_MSG_ACK, body8_3);

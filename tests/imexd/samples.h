@@ -90,6 +90,15 @@ static inline int sample_msg(struct imexd_msg *m, uint8_t type)
 				 sizeof(m->u.heartbeat.peers[i].name), "peer%u", i);
 			m->u.heartbeat.peers[i].state = (uint8_t)(i + 2);
 		}
+		m->u.heartbeat.ngens = 2;
+		m->u.heartbeat.gens = calloc(2, sizeof(*m->u.heartbeat.gens));
+		if (!m->u.heartbeat.gens)
+			return -1;
+		for (i = 0; i < 2; i++) {
+			sample_uuid(m->u.heartbeat.gens[i].uuid,
+				    (uint8_t)(0x10 + i));
+			m->u.heartbeat.gens[i].generation = 5 + i;
+		}
 		return 0;
 	case IMEXD_MSG_QUERY_FREE:
 		m->u.query_free.change_id = 77;
@@ -157,6 +166,37 @@ static inline int sample_msg(struct imexd_msg *m, uint8_t type)
 		sample_uuid(m->domain_uuid, 0x10);
 		m->u.export_revoke.handle_id = 84;
 		return 0;
+	case IMEXD_MSG_RAFT:
+		/* Opaque here: raftwire decodes it. */
+		m->u.raft.len = 7;
+		m->u.raft.data = malloc(7);
+		if (!m->u.raft.data)
+			return -1;
+		memcpy(m->u.raft.data, "\x01\x00\x03\x00raf", 7);
+		return 0;
+	case IMEXD_MSG_FORWARD:
+		m->u.forward.tag = 0x8877665544332211ULL;
+		m->u.forward.len = 5;
+		m->u.forward.cmd = malloc(5);
+		if (!m->u.forward.cmd)
+			return -1;
+		memcpy(m->u.forward.cmd, "\x02cmd\xff", 5);
+		return 0;
+	case IMEXD_MSG_REPLY:
+		m->u.reply.tag = 0x8877665544332211ULL;
+		strcpy(m->u.reply.message, "created");
+		m->u.reply.index = 1234;
+		m->u.reply.has_def = true;
+		if (sample_def(&m->u.reply.def, "job9", 2, 3, 4))
+			return -1;
+		memcpy(m->domain_uuid, m->u.reply.def.uuid, 16);
+		m->u.reply.nids = 3;
+		m->u.reply.ids = calloc(3, sizeof(*m->u.reply.ids));
+		if (!m->u.reply.ids)
+			return -1;
+		for (i = 0; i < 3; i++)
+			m->u.reply.ids[i] = i * 3 + 1;	/* the def's */
+		return 0;	/* NOLINT(clang-analyzer-unix.Malloc) */
 	}
 	return -1;
 }

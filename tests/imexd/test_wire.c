@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "raftlog.h"
 #include "samples.h"
 #include "wire.h"
 
@@ -47,6 +48,13 @@ static void assert_msg_equal(const struct imexd_msg *a,
 					    b->u.heartbeat.peers[i].name);
 			assert_int_equal(a->u.heartbeat.peers[i].state,
 					 b->u.heartbeat.peers[i].state);
+		}
+		assert_int_equal(a->u.heartbeat.ngens, b->u.heartbeat.ngens);
+		for (i = 0; i < a->u.heartbeat.ngens; i++) {
+			assert_memory_equal(a->u.heartbeat.gens[i].uuid,
+					    b->u.heartbeat.gens[i].uuid, 16);
+			assert_true(a->u.heartbeat.gens[i].generation ==
+				    b->u.heartbeat.gens[i].generation);
 		}
 		break;
 	case IMEXD_MSG_QUERY_FREE:
@@ -105,6 +113,30 @@ static void assert_msg_equal(const struct imexd_msg *a,
 		break;
 	case IMEXD_MSG_EXPORT_REVOKE:
 		assert_true(a->u.export_revoke.handle_id == b->u.export_revoke.handle_id);
+		break;
+	case IMEXD_MSG_RAFT:
+		assert_int_equal(a->u.raft.len, b->u.raft.len);
+		assert_memory_equal(a->u.raft.data, b->u.raft.data, a->u.raft.len);
+		break;
+	case IMEXD_MSG_FORWARD:
+		assert_true(a->u.forward.tag == b->u.forward.tag);
+		assert_int_equal(a->u.forward.len, b->u.forward.len);
+		assert_memory_equal(a->u.forward.cmd, b->u.forward.cmd,
+				    a->u.forward.len);
+		break;
+	case IMEXD_MSG_REPLY:
+		assert_true(a->u.reply.tag == b->u.reply.tag);
+		assert_int_equal(a->u.reply.error, b->u.reply.error);
+		assert_string_equal(a->u.reply.message, b->u.reply.message);
+		assert_true(a->u.reply.index == b->u.reply.index);
+		assert_int_equal(a->u.reply.has_def, b->u.reply.has_def);
+		if (a->u.reply.has_def)
+			assert_true(imexd_def_equal(&a->u.reply.def,
+						    &b->u.reply.def));
+		assert_int_equal(a->u.reply.nids, b->u.reply.nids);
+		if (a->u.reply.nids)
+			assert_memory_equal(a->u.reply.ids, b->u.reply.ids,
+					    a->u.reply.nids * sizeof(uint32_t));
 		break;
 	default:
 		fail_msg("unknown type %u", a->type);
@@ -201,6 +233,63 @@ static void test_edge_values_round_trip(void **state)
 	round_trip(&m);
 	imexd_msg_free(&m);
 
+	/* A heartbeat without domains; one at generation 0 and at the top. */
+	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
+	m.u.heartbeat.gens[0].generation = 0;
+	m.u.heartbeat.gens[1].generation = UINT64_MAX;
+	round_trip(&m);
+	free(m.u.heartbeat.gens);
+	m.u.heartbeat.gens = NULL;
+	m.u.heartbeat.ngens = 0;
+	round_trip(&m);
+	imexd_msg_free(&m);
+
+	/* One-byte payloads. */
+	sample_msg(&m, IMEXD_MSG_RAFT);
+	m.u.raft.len = 1;
+	round_trip(&m);
+	imexd_msg_free(&m);
+	sample_msg(&m, IMEXD_MSG_FORWARD);
+	m.u.forward.len = 1;
+	m.u.forward.tag = 0;
+	round_trip(&m);
+	imexd_msg_free(&m);
+
+	/* A REPLY without a def sends none, whatever the def field holds. */
+	sample_msg(&m, IMEXD_MSG_REPLY);
+	m.u.reply.has_def = false;
+	m.u.reply.error = 4095;
+	m.u.reply.message[0] = '\0';
+	m.u.reply.index = UINT64_MAX;
+	free(m.u.reply.ids);
+	m.u.reply.ids = NULL;
+	m.u.reply.nids = 0;
+	{
+		struct imexd_msg d;
+		uint8_t *f = NULL;
+		size_t n = 0;
+
+		assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+		/* tag, error, "", index, has_def, nids */
+		assert_int_equal(n, IMEXD_HEADER_LEN + 8 + 4 + 1 + 8 + 1 + 4);
+		assert_int_equal(imexd_msg_decode(f, n, &d, NULL), 0);
+		assert_false(d.u.reply.has_def);
+		assert_null(d.u.reply.def.members);
+		assert_int_equal(d.u.reply.def.nchannels, 0);
+		assert_msg_equal(&m, &d);
+		imexd_msg_free(&d);
+		free(f);
+	}
+	memset(m.domain_uuid, 0, 16);	/* no def: no domain needed */
+	round_trip(&m);
+	/* The highest channel id. */
+	m.u.reply.ids = malloc(2 * sizeof(*m.u.reply.ids));
+	m.u.reply.nids = 2;
+	m.u.reply.ids[0] = 0;
+	m.u.reply.ids[1] = IMEX_CHANNELS_MAX - 1;
+	round_trip(&m);
+	imexd_msg_free(&m);
+
 	sample_msg(&m, IMEXD_MSG_HELLO);
 	m.u.hello.proto_min = m.u.hello.proto_max = 0xffff;
 	m.u.hello.max_channels = IMEX_CHANNELS_MAX;
@@ -249,6 +338,98 @@ static void test_largest_bounded_messages_round_trip(void **state)
 	m.u.free.bits = malloc(IMEX_CHANNELS_MAX / 8);
 	memset(m.u.free.bits, 0x5a, IMEX_CHANNELS_MAX / 8);
 	round_trip(&m);
+	imexd_msg_free(&m);
+
+	/* A heartbeat naming every domain a kernel can hold. */
+	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
+	free(m.u.heartbeat.gens);
+	m.u.heartbeat.ngens = IMEX_DOMAINS_MAX;
+	m.u.heartbeat.gens = calloc(IMEX_DOMAINS_MAX, sizeof(*m.u.heartbeat.gens));
+	for (i = 0; i < IMEX_DOMAINS_MAX; i++) {
+		m.u.heartbeat.gens[i].uuid[0] = (uint8_t)i;
+		m.u.heartbeat.gens[i].uuid[15] = 1;
+		m.u.heartbeat.gens[i].generation = i;
+	}
+	round_trip(&m);
+	m.u.heartbeat.ngens = IMEX_DOMAINS_MAX + 1;
+	{
+		uint8_t *f = NULL;
+		size_t n = 0;
+
+		assert_int_equal(imexd_msg_encode(&m, &f, &n), -EINVAL);
+	}
+	m.u.heartbeat.ngens = IMEX_DOMAINS_MAX;
+	imexd_msg_free(&m);
+}
+
+/* RAFT alone goes past IMEXD_BODY_MAX, up to raftwire's frame bound. */
+static void test_raft_body_bound(void **state)
+{
+	struct imexd_msg m, d;
+	uint8_t *f = NULL;
+	size_t n = 0;
+	const char *why = NULL;
+
+	(void)state;
+	sample_msg(&m, IMEXD_MSG_RAFT);
+	free(m.u.raft.data);
+	m.u.raft.len = IMEXD_RAFT_DATA_MAX;
+	m.u.raft.data = malloc(IMEXD_RAFT_DATA_MAX);
+	assert_non_null(m.u.raft.data);
+	for (n = 0; n < IMEXD_RAFT_DATA_MAX; n += 4096)
+		m.u.raft.data[n] = (uint8_t)(n >> 12);
+	m.u.raft.data[IMEXD_RAFT_DATA_MAX - 1] = 0x77;
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), 0);
+	assert_int_equal(n, IMEXD_HEADER_LEN + IMEXD_RAFT_BODY_MAX);
+	assert_int_equal(imexd_frame_len(f, IMEXD_HEADER_LEN), (long)n);
+	assert_int_equal(imexd_msg_decode(f, n, &d, &why), 0);
+	assert_int_equal(d.u.raft.len, IMEXD_RAFT_DATA_MAX);
+	assert_memory_equal(d.u.raft.data, m.u.raft.data, IMEXD_RAFT_DATA_MAX);
+	imexd_msg_free(&d);
+
+	/* One byte more: the header's length alone refuses it. */
+	f[8] = (uint8_t)((IMEXD_RAFT_BODY_MAX + 1) >> 24);
+	f[9] = (uint8_t)((IMEXD_RAFT_BODY_MAX + 1) >> 16);
+	f[10] = (uint8_t)((IMEXD_RAFT_BODY_MAX + 1) >> 8);
+	f[11] = (uint8_t)(IMEXD_RAFT_BODY_MAX + 1);
+	assert_int_equal(imexd_frame_len(f, IMEXD_HEADER_LEN), -EBADMSG);
+	assert_int_equal(imexd_msg_decode(f, n, &d, &why), -E2BIG);
+	assert_string_equal(why, "body longer than IMEXD_RAFT_BODY_MAX");
+	/* The same length on another type is far beyond IMEXD_BODY_MAX. */
+	f[11] = (uint8_t)IMEXD_RAFT_BODY_MAX;
+	f[5] = IMEXD_MSG_FORWARD;
+	assert_int_equal(imexd_frame_len(f, IMEXD_HEADER_LEN), -EBADMSG);
+	assert_int_equal(imexd_msg_decode(f, n, &d, &why), -E2BIG);
+	assert_string_equal(why, "body longer than IMEXD_BODY_MAX");
+	free(f);
+
+	/* The encoder refuses a payload above the bound. */
+	m.u.raft.len = IMEXD_RAFT_DATA_MAX + 1;
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), -EINVAL);
+	m.u.raft.len = IMEXD_RAFT_DATA_MAX;
+	imexd_msg_free(&m);
+}
+
+/* FORWARD: a command up to IMEXD_RAFT_ENTRY_MAX, the body within 1 MiB. */
+static void test_forward_bound(void **state)
+{
+	struct imexd_msg m;
+	uint8_t *f = NULL;
+	size_t n = 0;
+	uint32_t fit = IMEXD_BODY_MAX - 12;
+
+	(void)state;
+	sample_msg(&m, IMEXD_MSG_FORWARD);
+	free(m.u.forward.cmd);
+	m.u.forward.cmd = calloc(1, IMEXD_RAFT_ENTRY_MAX + 1);
+	assert_non_null(m.u.forward.cmd);
+	m.u.forward.cmd[0] = 3;
+	m.u.forward.len = fit;
+	round_trip(&m);
+	m.u.forward.len = fit + 1;
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), -EINVAL);
+	m.u.forward.len = IMEXD_RAFT_ENTRY_MAX + 1;
+	assert_int_equal(imexd_msg_encode(&m, &f, &n), -EINVAL);
 	imexd_msg_free(&m);
 }
 
@@ -319,7 +500,7 @@ static void fb_hdr(struct fb *f, uint8_t type)
 {
 	f->n = 0;
 	fb_be(f, IMEXD_MAGIC, 4);
-	fb_u8(f, IMEXD_PROTO_VERSION);
+	fb_u8(f, IMEXD_FRAME_VERSION);
 	fb_u8(f, type);
 	fb_be(f, 0, 2);
 	fb_be(f, 0, 4);		/* fixed by fb_done() */
@@ -574,6 +755,231 @@ static void hb_frame(struct fb *f, uint16_t n, uint16_t have,
 		fb_str(f, names[i % 2]);
 		fb_u8(f, state);
 	}
+	if (have == n)
+		fb_be(f, 0, 2);		/* no domains */
+	fb_done(f);
+}
+
+/* A HEARTBEAT with no peers and @have of @n domains from @uuids[i % 2]. */
+static void hb_gens_frame(struct fb *f, uint16_t n, uint16_t have,
+			  const uint8_t (*uuids)[16])
+{
+	uint16_t i;
+
+	fb_hdr(f, IMEXD_MSG_HEARTBEAT);
+	fb_be(f, 1, 4);
+	fb_be(f, 0, 2);
+	fb_be(f, n, 2);
+	for (i = 0; i < have; i++) {
+		fb_mem(f, uuids[i % 2], 16);
+		fb_be(f, i, 8);
+	}
+	fb_done(f);
+}
+
+static const uint8_t u12[2][16] = { { 1 }, { 2 } }, u11[2][16] = { { 1 }, { 1 } },
+		     u10[2][16] = { { 1 }, { 0 } };
+
+static void bad_hb_gens_too_many(struct fb *f)
+{
+	hb_gens_frame(f, IMEX_DOMAINS_MAX + 1, 0, u12);
+}
+
+static void bad_hb_gens_beyond_body(struct fb *f)
+{
+	hb_gens_frame(f, 3, 2, u12);
+}
+
+static void bad_hb_gens_duplicate(struct fb *f)
+{
+	hb_gens_frame(f, 2, 2, u11);
+}
+
+static void bad_hb_gens_zero_uuid(struct fb *f)
+{
+	hb_gens_frame(f, 2, 2, u10);
+}
+
+/* A protocol 1 heartbeat: no gens count at all. */
+static void bad_hb_v1(struct fb *f)
+{
+	static const char *const xy[] = { "x", "y" };
+
+	hb_frame(f, 2, 2, xy, 2);
+	f->n -= 2;
+	fb_done(f);
+}
+
+static void bad_hb_gens_trailing(struct fb *f)
+{
+	hb_gens_frame(f, 2, 2, u12);
+	fb_u8(f, 0);
+	fb_done(f);
+}
+
+/* RAFT or FORWARD claiming @len bytes and carrying @have. */
+static void blob_frame(struct fb *f, uint8_t type, uint32_t len, uint32_t have)
+{
+	fb_hdr(f, type);
+	if (type == IMEXD_MSG_FORWARD)
+		fb_be(f, 7, 8);
+	fb_be(f, len, 4);
+	memset(f->b + f->n, 0xab, have);
+	f->n += have;
+	fb_done(f);
+}
+
+static void bad_raft_empty(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_RAFT, 0, 0);
+}
+
+static void bad_raft_huge(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_RAFT, IMEXD_RAFT_DATA_MAX + 1, 16);
+}
+
+static void bad_raft_beyond_body(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_RAFT, 17, 16);
+}
+
+static void bad_raft_trailing(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_RAFT, 15, 16);
+}
+
+static void bad_forward_empty(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_FORWARD, 0, 0);
+}
+
+static void bad_forward_huge(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_FORWARD, IMEXD_RAFT_ENTRY_MAX + 1, 16);
+}
+
+static void bad_forward_beyond_body(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_FORWARD, 100, 99);
+}
+
+static void bad_forward_cut(struct fb *f)
+{
+	blob_frame(f, IMEXD_MSG_FORWARD, 1, 1);
+	f->n -= 6;	/* into the length */
+	fb_done(f);
+}
+
+/* A REPLY with a def when @has_def (1 or more), else none, and @nids of
+ * the channel ids @ids (@have of them on the wire). */
+static void reply_ids_frame(struct fb *f, uint32_t err, const char *msg,
+			    uint8_t has_def, uint32_t nids, uint32_t have,
+			    const uint32_t *ids)
+{
+	uint32_t i;
+
+	fb_hdr(f, IMEXD_MSG_REPLY);
+	fb_be(f, 5, 8);
+	fb_be(f, err, 4);
+	fb_str(f, msg);
+	fb_be(f, 42, 8);
+	fb_u8(f, has_def);
+	if (has_def) {
+		fb_str(f, "job");
+		fb_be(f, 1, 8);
+		fb_u8(f, 0);
+		fb_zero(f, 16);
+		fb_be(f, 0, 4);
+		fb_be(f, 1, 2);
+		fb_str(f, "a");
+		fb_str(f, "h:1");
+		fb_be(f, 0, 4);
+	}
+	fb_be(f, nids, 4);
+	for (i = 0; i < have; i++)
+		fb_be(f, ids[i], 4);
+	fb_done(f);
+}
+
+static void reply_frame(struct fb *f, uint32_t err, const char *msg,
+			uint8_t has_def)
+{
+	reply_ids_frame(f, err, msg, has_def, 0, 0, NULL);
+}
+
+static const uint32_t ids_ok[] = { 1, 5 }, ids_dup[] = { 5, 5 },
+		      ids_down[] = { 5, 1 }, ids_max[] = { 1, IMEX_CHANNELS_MAX };
+
+static void bad_reply_ids_dup(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, 2, 2, ids_dup);
+}
+
+static void bad_reply_ids_unsorted(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 1, 2, 2, ids_down);
+}
+
+static void bad_reply_ids_max(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, 2, 2, ids_max);
+}
+
+static void bad_reply_ids_too_many(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, IMEX_CHANNELS_MAX + 1, 2, ids_ok);
+}
+
+static void bad_reply_ids_beyond_body(struct fb *f)
+{
+	reply_ids_frame(f, 0, "ok", 0, 3, 2, ids_ok);
+}
+
+static void bad_reply_no_nids(struct fb *f)
+{
+	reply_frame(f, 0, "ok", 0);
+	f->n -= 4;
+	fb_done(f);
+}
+
+static void bad_reply_has_def_2(struct fb *f)
+{
+	reply_frame(f, 0, "ok", 2);
+}
+
+static void bad_reply_negative(struct fb *f)
+{
+	reply_frame(f, (uint32_t)-5, "ok", 0);
+}
+
+static void bad_reply_errno_big(struct fb *f)
+{
+	reply_frame(f, 4096, "ok", 0);
+}
+
+static void bad_reply_text(struct fb *f)
+{
+	reply_frame(f, 0, "o\x7fk", 0);
+}
+
+static void bad_reply_zero_uuid(struct fb *f)
+{
+	reply_frame(f, 0, "ok", 1);
+	memset(f->b + 12, 0, 16);
+}
+
+static void bad_reply_def_cut(struct fb *f)
+{
+	reply_frame(f, 0, "ok", 1);
+	f->n -= 2;
+	fb_done(f);
+}
+
+static void bad_reply_no_def_trailing(struct fb *f)
+{
+	reply_frame(f, 0, "ok", 0);
+	fb_u8(f, 0);
 	fb_done(f);
 }
 
@@ -1007,6 +1413,33 @@ static const struct bad_case bad_cases[] = {
 	BAD(bad_outcome, -EBADMSG, "outcome out of range"),
 	BAD(bad_leave_0, -EBADMSG, "leave reason out of range"),
 	BAD(bad_leave_2, -EBADMSG, "leave reason out of range"),
+	BAD(bad_hb_gens_too_many, -E2BIG, "more domains than IMEX_DOMAINS_MAX"),
+	BAD(bad_hb_gens_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_hb_gens_duplicate, -EBADMSG, "domain listed twice"),
+	BAD(bad_hb_gens_zero_uuid, -EBADMSG, "domain UUID is all-zero"),
+	BAD(bad_hb_v1, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_hb_gens_trailing, -EBADMSG, "body longer than its fields"),
+	BAD(bad_raft_empty, -EBADMSG, "empty payload"),
+	BAD(bad_raft_huge, -E2BIG, "raft frame longer than IMEXD_RAFTWIRE_FRAME_MAX"),
+	BAD(bad_raft_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_raft_trailing, -EBADMSG, "body longer than its fields"),
+	BAD(bad_forward_empty, -EBADMSG, "empty payload"),
+	BAD(bad_forward_huge, -E2BIG, "command longer than IMEXD_RAFT_ENTRY_MAX"),
+	BAD(bad_forward_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_forward_cut, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_reply_has_def_2, -EBADMSG, "has_def is not 0 or 1"),
+	BAD(bad_reply_negative, -EBADMSG, "error is not 0 or a positive errno"),
+	BAD(bad_reply_errno_big, -EBADMSG, "error is not 0 or a positive errno"),
+	BAD(bad_reply_text, -EBADMSG, "message is not printable ASCII"),
+	BAD(bad_reply_zero_uuid, -EBADMSG, "definition without a domain UUID"),
+	BAD(bad_reply_def_cut, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_reply_no_def_trailing, -EBADMSG, "body longer than its fields"),
+	BAD(bad_reply_ids_dup, -EBADMSG, "channel ids not strictly increasing"),
+	BAD(bad_reply_ids_unsorted, -EBADMSG, "channel ids not strictly increasing"),
+	BAD(bad_reply_ids_max, -EBADMSG, "channel id >= IMEX_CHANNELS_MAX"),
+	BAD(bad_reply_ids_too_many, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX"),
+	BAD(bad_reply_ids_beyond_body, -EBADMSG, "body shorter than its fields"),
+	BAD(bad_reply_no_nids, -EBADMSG, "body shorter than its fields"),
 };
 
 static void test_malformed_frames_are_refused_untouched(void **state)
@@ -1067,6 +1500,27 @@ static void test_frame_builder_controls_decode(void **state)
 	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
 	ack_frame(&f, IMEXD_ACK_COMMIT, 0);
 	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	hb_gens_frame(&f, 2, 2, u12);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_int_equal(m.u.heartbeat.ngens, 2);
+	imexd_msg_free(&m);
+	blob_frame(&f, IMEXD_MSG_RAFT, 16, 16);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	imexd_msg_free(&m);
+	blob_frame(&f, IMEXD_MSG_FORWARD, 99, 99);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	imexd_msg_free(&m);
+	reply_frame(&f, 4095, "ok", 0);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	reply_frame(&f, 0, "ok", 1);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_memory_equal(m.u.reply.def.uuid, dom, 16);
+	imexd_msg_free(&m);
+	reply_ids_frame(&f, 0, "ok", 1, 2, 2, ids_ok);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_int_equal(m.u.reply.nids, 2);
+	assert_int_equal(m.u.reply.ids[1], 5);
+	imexd_msg_free(&m);
 }
 
 /* Every prefix of every valid frame is refused; none is over-read. */
@@ -1186,6 +1640,35 @@ static void e_ack_err(struct imexd_msg *m) { m->u.ack.error = 5000; }
 static void e_outcome(struct imexd_msg *m) { m->u.outcome.outcome = 9; }
 static void e_leave(struct imexd_msg *m) { m->u.leave.reason = 0; }
 static void e_sync_name(struct imexd_msg *m) { strcpy(m->u.sync.name, "_x"); }
+static void e_hb_gens_dup(struct imexd_msg *m)
+{
+	memcpy(m->u.heartbeat.gens[1].uuid, m->u.heartbeat.gens[0].uuid, 16);
+}
+static void e_hb_gens_zero(struct imexd_msg *m) { memset(m->u.heartbeat.gens[1].uuid, 0, 16); }
+static void e_hb_gens_null(struct imexd_msg *m)
+{
+	free(m->u.heartbeat.gens);
+	m->u.heartbeat.gens = NULL;
+}
+static void e_raft_empty(struct imexd_msg *m) { m->u.raft.len = 0; }
+static void e_raft_null(struct imexd_msg *m)
+{
+	free(m->u.raft.data);
+	m->u.raft.data = NULL;
+}
+static void e_fwd_empty(struct imexd_msg *m) { m->u.forward.len = 0; }
+static void e_fwd_huge(struct imexd_msg *m) { m->u.forward.len = IMEXD_RAFT_ENTRY_MAX + 1; }
+static void e_reply_err(struct imexd_msg *m) { m->u.reply.error = -2; }
+static void e_reply_text(struct imexd_msg *m) { m->u.reply.message[1] = '\n'; }
+static void e_reply_uuid(struct imexd_msg *m) { m->domain_uuid[3] ^= 1; }
+static void e_reply_def(struct imexd_msg *m) { m->u.reply.def.channels[1].id = 0; }
+static void e_reply_ids(struct imexd_msg *m) { m->u.reply.ids[2] = m->u.reply.ids[1]; }
+static void e_reply_id_max(struct imexd_msg *m) { m->u.reply.ids[2] = IMEX_CHANNELS_MAX; }
+static void e_reply_ids_null(struct imexd_msg *m)
+{
+	free(m->u.reply.ids);
+	m->u.reply.ids = NULL;
+}
 
 #define ENC(t, fn) { #fn, IMEXD_MSG_##t, fn }
 
@@ -1208,6 +1691,14 @@ static const struct enc_case enc_cases[] = {
 	ENC(ACK, e_ack_what), ENC(ACK, e_ack_err),
 	ENC(OUTCOME, e_outcome), ENC(LEAVE, e_leave),
 	ENC(SYNC, e_sync_name),
+	ENC(HEARTBEAT, e_hb_gens_dup), ENC(HEARTBEAT, e_hb_gens_zero),
+	ENC(HEARTBEAT, e_hb_gens_null),
+	ENC(RAFT, e_raft_empty), ENC(RAFT, e_raft_null),
+	ENC(FORWARD, e_fwd_empty), ENC(FORWARD, e_fwd_huge),
+	ENC(REPLY, e_reply_err), ENC(REPLY, e_reply_text),
+	ENC(REPLY, e_reply_uuid), ENC(REPLY, e_reply_def),
+	ENC(REPLY, e_reply_ids), ENC(REPLY, e_reply_id_max),
+	ENC(REPLY, e_reply_ids_null),
 };
 
 static void test_encoder_refuses_what_decoder_would(void **state)
@@ -1233,6 +1724,10 @@ static void test_encoder_refuses_what_decoder_would(void **state)
 		m.type = type;
 		if (type == IMEXD_MSG_HEARTBEAT)
 			m.u.heartbeat.n = 3;
+		if (type == IMEXD_MSG_RAFT)
+			m.u.raft.len = 7;
+		if (type == IMEXD_MSG_FORWARD)
+			m.u.forward.len = 5;
 		if (type == IMEXD_MSG_PREPARE) {
 			m.u.prepare.def.nmembers = 3;
 			m.u.prepare.def.nchannels = 4;
@@ -1286,6 +1781,14 @@ static void test_frame_len_on_partial_input(void **state)
 	bad[11] = 0;
 	assert_int_equal(imexd_frame_len(bad, IMEXD_HEADER_LEN),
 			 IMEXD_HEADER_LEN + IMEXD_BODY_MAX);
+	/* 16 MiB: too much for a VOTE, fine for a RAFT frame. */
+	bad[8] = 0x01;
+	bad[9] = 0;
+	assert_int_equal(imexd_frame_len(bad, 12), -EBADMSG);
+	bad[5] = IMEXD_MSG_RAFT;
+	assert_int_equal(imexd_frame_len(bad, 12), 0);
+	assert_int_equal(imexd_frame_len(bad, IMEXD_HEADER_LEN),
+			 IMEXD_HEADER_LEN + (16L << 20));
 	free(f);
 }
 
@@ -1371,6 +1874,9 @@ static void test_type_names(void **state)
 	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_HELLO), "HELLO");
 	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_PREPARE), "PREPARE");
 	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_LEAVE), "LEAVE");
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_RAFT), "RAFT");
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_FORWARD), "FORWARD");
+	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_REPLY), "REPLY");
 	assert_string_equal(imexd_msg_type_name(0), "UNKNOWN");
 	assert_string_equal(imexd_msg_type_name(IMEXD_MSG_TYPE_MAX + 1), "UNKNOWN");
 	assert_string_equal(imexd_msg_type_name(255), "UNKNOWN");
@@ -1435,6 +1941,8 @@ int main(void)
 		cmocka_unit_test(test_edge_values_round_trip),
 		cmocka_unit_test(test_largest_bounded_messages_round_trip),
 		cmocka_unit_test(test_body_max_is_the_limit),
+		cmocka_unit_test(test_raft_body_bound),
+		cmocka_unit_test(test_forward_bound),
 		cmocka_unit_test(test_malformed_frames_are_refused_untouched),
 		cmocka_unit_test(test_frame_builder_controls_decode),
 		cmocka_unit_test(test_every_truncation_is_refused),
