@@ -54,8 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cfg.heartbeat_interval_ms < 50 || cfg.heartbeat_interval_ms > 60000 ||
 	    cfg.heartbeat_miss_count < 1 || cfg.heartbeat_miss_count > 100 ||
 	    cfg.disconnected_grace_s < -1 || cfg.disconnected_grace_s > 86400 ||
-	    cfg.change_step_timeout_ms < 100 || cfg.change_step_timeout_ms > 600000 ||
-	    cfg.change_lease_ms < 1000 || cfg.change_lease_ms > 300000)
+	    cfg.election_timeout_ms < 100 || cfg.election_timeout_ms > 60000)
 		abort();
 	if (cfg.log_level != 3 && cfg.log_level != 4 && cfg.log_level != 6 &&
 	    cfg.log_level != 7)
