@@ -3,16 +3,17 @@
  * The imexd daemon: the sd-event loop and the glue between the protocol
  * core and the outside world.  See daemon.h.
  *
- * Every callback turns its event into one call on the core, then drain()
- * carries out the actions the core queued, in order, and re-arms the one
- * timer at imexd_core_next_deadline().  Kernel actions are synchronous and
- * their results go straight back into the core; the core is never inside a
- * call while drain() runs, so feeding it from there is safe.  drain() does
- * not nest: events raised while it runs are picked up by its loop.
+ * Every callback turns its event into one call on the node core, then
+ * drain() carries out the actions it queued, in order, and re-arms the one
+ * timer at imexd_node_deadline().  Kernel actions are synchronous and their
+ * results go straight back into the core; the core is never inside a call
+ * while drain() runs, so feeding it from there is safe.  drain() does not
+ * nest: events raised while it runs are picked up by its loop.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,12 +24,13 @@
 #include <sys/random.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
-#include "core.h"
 #include "daemon.h"
 #include "describe.h"
 #include "kernel.h"
 #include "log.h"
 #include "net.h"
+#include "nodelist.h"
+#include "raftlog.h"
 #include "store.h"
 #include "tls.h"
 
@@ -49,7 +51,10 @@ struct daemon {
 	struct imexd_kernel_node node;
 	struct imexd_tls *tls;
 	struct imexd_net *net;
-	struct imexd_core *core;
+	struct imexd_raftlog *rlog;
+	struct imexd_roster_node *roster;
+	size_t n_roster;
+	struct imexd_node *core;
 	uint8_t node_uuid[16];
 	uint64_t epoch;
 
@@ -132,12 +137,12 @@ static void update_status(struct daemon *d)
 	if (!d->status_dirty || !d->ready || d->stopping)
 		return;
 	d->status_dirty = false;
-	n = imexd_core_domains(d->core, NULL);
+	n = imexd_node_domains(d->core, NULL, 0);
 	if (n) {
 		defs = calloc(n, sizeof(const struct imexd_def *));
 		if (!defs)
 			return;
-		n = imexd_core_domains(d->core, defs);
+		n = imexd_node_domains(d->core, defs, n);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (domain_seen_state(d, defs[i]->name) == IMEX_DOMAIN_READY)
@@ -147,7 +152,7 @@ static void update_status(struct daemon *d)
 			const char *name = defs[i]->members[m].name;
 
 			if (!strcmp(name, d->cfg.node_name) ||
-			    imexd_core_peer_state(d->core, name) == IMEX_MEMBER_CONNECTED ||
+			    imexd_node_peer_state(d->core, name) == IMEX_MEMBER_CONNECTED ||
 			    listed(names, nwait, name))
 				continue;
 			if (nwait == STATUS_NAMES) {
@@ -188,53 +193,84 @@ static void update_status(struct daemon *d)
 
 /* --- actions ------------------------------------------------------------- */
 
-static void do_send(struct daemon *d, const struct imexd_action *a)
+static void do_send(struct daemon *d, const struct imexd_node_action *a)
 {
-	uint8_t *frame = NULL;
-	size_t len = 0;
-	int r;
+	int r = imexd_net_send(d->net, a->conn, a->frame, a->len);
 
-	r = imexd_msg_encode(&a->msg, &frame, &len);
-	if (r < 0) {
-		log_err("cannot encode %s for connection %" PRIu64 ": %s (a bug in imexd: please report it)",
-			imexd_msg_type_name(a->msg.type), a->conn, strerror(-r));
-		return;
-	}
-	r = imexd_net_send(d->net, a->conn, frame, len);
-	free(frame);
 	if (r == -ENOBUFS)
-		imexd_core_conn_down(d->core, now_ms(), a->conn);
+		imexd_node_conn_down(d->core, now_ms(), a->conn);
 	else if (r < 0)
-		log_debug("%s for connection %" PRIu64 " dropped: %s",
-			  imexd_msg_type_name(a->msg.type), a->conn, strerror(-r));
+		log_debug("%zu bytes for connection %" PRIu64 " dropped: %s",
+			  a->len, a->conn, strerror(-r));
 }
 
-static void do_kernel(struct daemon *d, const struct imexd_action *a)
+/* A kernel step, then the kernel's domains as they are now. */
+static void do_kernel(struct daemon *d, const struct imexd_node_action *a)
 {
-	char msg[512] = "";
-	int r = 0;
+	struct imexd_def *kdefs = NULL;
+	char msg[512] = "", rmsg[512] = "", u[37];
+	size_t nk = 0, i;
+	int r;
 
-	switch (a->type) {
-	case IMEXD_ACT_KERNEL_PREPARE:
-		r = imexd_kernel_prepare(d->kernel, a->change_id, a->op,
-					 a->lease_ms, &a->def, a->chans,
-					 a->nchans, msg, sizeof(msg));
-		break;
-	case IMEXD_ACT_KERNEL_COMMIT:
-		r = imexd_kernel_commit(d->kernel, a->change_id, msg, sizeof(msg));
-		break;
-	case IMEXD_ACT_KERNEL_ABORT:
-		r = imexd_kernel_abort(d->kernel, a->change_id, msg, sizeof(msg));
-		break;
-	default:
-		return;
-	}
+	imexd_uuid_str(a->def->uuid, u);
+	if (a->type == IMEXD_NODE_KERNEL_SET)
+		r = imexd_kernel_domain_set(d->kernel, a->def, msg, sizeof(msg));
+	else
+		r = imexd_kernel_domain_remove(d->kernel, a->def->name,
+					       a->def->uuid, msg, sizeof(msg));
 	if (r < 0)
-		log_debug("kernel %s of change %" PRIu64 " refused: %s (%s)",
-			  imexd_action_name(a->type), a->change_id, msg,
-			  strerror(-r));
-	imexd_core_kernel_done(d->core, now_ms(), a->op_id, -r,
-			       r < 0 ? msg : NULL);
+		log_warn("the kernel refused to %s domain %s (%s) generation %" PRIu64 ": %s",
+			 a->type == IMEXD_NODE_KERNEL_SET ? "set" : "remove",
+			 a->def->name, u, a->def->generation, msg);
+	else
+		log_info("domain %s (%s): %s generation %" PRIu64 " in the kernel",
+			 a->def->name, u,
+			 a->type == IMEXD_NODE_KERNEL_SET ? "holds" : "removed at",
+			 a->def->generation);
+	if (imexd_kernel_read_domains(d->kernel, &kdefs, &nk, rmsg,
+				      sizeof(rmsg)) < 0) {
+		log_err("cannot read the domains the kernel holds: %s", rmsg);
+		kdefs = NULL;
+		nk = 0;
+	}
+	imexd_node_kernel_done(d->core, now_ms(), -r, r < 0 ? msg : NULL,
+			       kdefs, nk);
+	for (i = 0; i < nk; i++)
+		imexd_def_free(&kdefs[i]);
+	free(kdefs);
+}
+
+/* REQUEST_DONE: the channels granted or freed, owners from the domain. */
+static void do_request_done(struct daemon *d,
+			    const struct imexd_node_action *a)
+{
+	struct imexd_channel *chans = NULL;
+	char msg[512] = "";
+	uint32_t i, j;
+	int r;
+
+	if (a->nids) {
+		chans = calloc(a->nids, sizeof(*chans));
+		if (!chans) {
+			log_err("out of memory answering request %" PRIu64,
+				a->req_id);
+			return;
+		}
+		for (i = 0; i < a->nids; i++) {
+			chans[i].id = a->ids[i];
+			for (j = 0; a->def && j < a->def->nchannels; j++)
+				if (a->def->channels[j].id == a->ids[i])
+					chans[i] = a->def->channels[j];
+		}
+	}
+	r = imexd_kernel_req_done(d->kernel, a->req_id, a->error,
+				  a->text ? a->text : "",
+				  a->def ? a->def->uuid : NULL, chans, a->nids,
+				  msg, sizeof(msg));
+	free(chans);
+	if (r < 0)
+		log_warn("cannot complete request %" PRIu64 ": %s", a->req_id,
+			 msg);
 }
 
 static const char *revoke_reason_name(uint8_t reason)
@@ -249,7 +285,7 @@ static const char *revoke_reason_name(uint8_t reason)
 	}
 }
 
-static void do_import(struct daemon *d, const struct imexd_action *a)
+static void do_import(struct daemon *d, const struct imexd_node_action *a)
 {
 	uint8_t desc[IMEX_DESC_MAX];
 	uint16_t desc_len = 0;
@@ -258,9 +294,10 @@ static void do_import(struct daemon *d, const struct imexd_action *a)
 	int r;
 
 	switch (a->type) {
-	case IMEXD_ACT_IMPORT_DONE:
+	case IMEXD_NODE_IMPORT_DONE:
 		r = imexd_kernel_import_done(d->kernel, a->import_id, a->error,
-					     a->desc, a->desc_len, a->text, msg,
+					     a->desc, a->desc_len,
+					     a->text ? a->text : "", msg,
 					     sizeof(msg));
 		/* ENOENT: the importer gave up (signal, timeout); nothing to undo. */
 		if (r == -ENOENT)
@@ -269,7 +306,7 @@ static void do_import(struct daemon *d, const struct imexd_action *a)
 			log_warn("cannot complete import %" PRIu64 ": %s",
 				 a->import_id, msg);
 		break;
-	case IMEXD_ACT_IMPORT_CHECK:
+	case IMEXD_NODE_IMPORT_CHECK:
 		r = imexd_kernel_import_check(d->kernel, a->handle_id,
 					      a->domain_uuid, a->channel_id,
 					      a->peer, desc, &desc_len, msg,
@@ -277,10 +314,10 @@ static void do_import(struct daemon *d, const struct imexd_action *a)
 		if (r < 0 && r != -ENOENT && r != -EPERM)
 			log_warn("cannot check the import of handle %" PRIu64 " for node '%s': %s",
 				 a->handle_id, a->peer, msg);
-		imexd_core_import_checked(d->core, now_ms(), a->op_id, -r,
+		imexd_node_import_checked(d->core, now_ms(), a->op_id, -r,
 					  desc, desc_len);
 		break;
-	case IMEXD_ACT_IMPORT_REVOKE:
+	case IMEXD_NODE_IMPORT_REVOKE:
 		r = imexd_kernel_import_revoke(d->kernel, a->node_uuid,
 					       a->has_handle ? &a->handle_id : NULL,
 					       a->has_domain ? a->domain_uuid : NULL,
@@ -299,12 +336,12 @@ static void do_import(struct daemon *d, const struct imexd_action *a)
 }
 
 /*
- * Tests only: IMEXD_TEST_FAULT=kill-before-commit makes this daemon die as
- * by kill -9 the moment it would first commit anything (send COMMIT or
- * apply one), so a test can leave a coordinator dead between PREPARE and
- * COMMIT deterministically.
+ * Tests only: IMEXD_TEST_FAULT=kill-before-kernel makes this daemon die as
+ * by kill -9 the moment it would first change its kernel (a committed
+ * domain not yet applied here), so a test can stop a node between the log
+ * and the kernel deterministically.
  */
-static void test_fault(const struct imexd_action *a)
+static void test_fault(const struct imexd_node_action *a)
 {
 	static const char *fault;
 
@@ -313,85 +350,59 @@ static void test_fault(const struct imexd_action *a)
 		if (!fault)
 			fault = "";
 	}
-	if (strcmp(fault, "kill-before-commit"))
+	if (strcmp(fault, "kill-before-kernel"))
 		return;
-	if (a->type == IMEXD_ACT_KERNEL_COMMIT ||
-	    (a->type == IMEXD_ACT_SEND && a->msg.type == IMEXD_MSG_COMMIT)) {
-		log_warn("IMEXD_TEST_FAULT: dying before commit of change %" PRIu64,
-			 a->change_id ? a->change_id : a->msg.u.change.change_id);
+	if (a->type == IMEXD_NODE_KERNEL_SET ||
+	    a->type == IMEXD_NODE_KERNEL_REMOVE) {
+		log_warn("IMEXD_TEST_FAULT: dying before the kernel takes domain %s",
+			 a->def->name);
 		raise(SIGKILL);
 	}
 }
 
-static void do_action(struct daemon *d, const struct imexd_action *a)
+static void do_action(struct daemon *d, const struct imexd_node_action *a)
 {
 	char msg[512] = "";
-	char u[37];
 	int r;
 
 	test_fault(a);
 	imexd_log_action(a);
 	switch (a->type) {
-	case IMEXD_ACT_CONNECT:
+	case IMEXD_NODE_CONNECT:
 		if (imexd_net_connect(d->net, a->addr) < 0)
-			imexd_core_conn_failed(d->core, now_ms(), a->addr);
+			imexd_node_conn_failed(d->core, now_ms(), a->addr);
 		break;
-	case IMEXD_ACT_CLOSE:
+	case IMEXD_NODE_CLOSE:
 		imexd_net_close(d->net, a->conn);
 		break;
-	case IMEXD_ACT_SEND:
+	case IMEXD_NODE_SEND:
 		do_send(d, a);
 		break;
-	case IMEXD_ACT_KERNEL_PREPARE:
-	case IMEXD_ACT_KERNEL_COMMIT:
-	case IMEXD_ACT_KERNEL_ABORT:
-		do_kernel(d, a);
+	case IMEXD_NODE_CONN_BOUND:
+		imexd_net_conn_bind(d->net, a->conn);
 		break;
-	case IMEXD_ACT_KERNEL_STATUS:
-		r = imexd_kernel_set_status(d->kernel, &a->status, msg, sizeof(msg));
+	case IMEXD_NODE_KERNEL_SET:
+	case IMEXD_NODE_KERNEL_REMOVE:
+		do_kernel(d, a);
+		d->status_dirty = true;
+		break;
+	case IMEXD_NODE_KERNEL_STATUS:
+		r = imexd_kernel_set_status(d->kernel, a->status, msg, sizeof(msg));
 		if (r < 0)
 			log_warn("cannot push the health of domain %s to the kernel: %s",
-				 a->status.name, msg);
+				 a->status->name, msg);
 		else
-			note_domain(d, &a->status);
+			note_domain(d, a->status);
 		break;
-	case IMEXD_ACT_REQUEST_DONE:
-		/* With its result when the core gives one: the domain's
-		 * UUID (create), the channels granted or freed. */
-		r = imexd_kernel_req_done(d->kernel, a->req_id, a->error, a->text,
-					  a->def.uuid, a->chans, a->nchans,
-					  msg, sizeof(msg));
-		if (r < 0)
-			log_warn("cannot complete request %" PRIu64 ": %s",
-				 a->req_id, msg);
+	case IMEXD_NODE_REQUEST_DONE:
+		do_request_done(d, a);
 		break;
-	case IMEXD_ACT_STORE_DEF:
-		r = imexd_store_put_def(d->store, &a->def);
-		if (r < 0)
-			log_err("cannot save domain %s in %s: %s: check the disk and the directory's permissions; the domain will not be re-created after a reboot until it is saved",
-				a->def.name, d->cfg.state_directory, strerror(-r));
-		d->status_dirty = true;
-		break;
-	case IMEXD_ACT_STORE_REMOVE:
-		r = imexd_store_remove_def(d->store, a->def.uuid);
-		if (r < 0) {
-			imexd_uuid_str(a->def.uuid, u);
-			log_err("cannot remove domain %s from %s: %s: remove %s/domains/%s.json by hand",
-				u, d->cfg.state_directory, strerror(-r),
-				d->cfg.state_directory, u);
-		}
-		d->status_dirty = true;
-		break;
-	case IMEXD_ACT_PEER_RESTARTED:
-		log_info("peer %s restarted (a new instance): what it had exported is gone",
-			 a->peer);
-		break;
-	case IMEXD_ACT_LOG:
+	case IMEXD_NODE_LOG:
 		imexd_log(a->level, "%s", a->text);
 		break;
-	case IMEXD_ACT_IMPORT_DONE:
-	case IMEXD_ACT_IMPORT_CHECK:
-	case IMEXD_ACT_IMPORT_REVOKE:
+	case IMEXD_NODE_IMPORT_DONE:
+	case IMEXD_NODE_IMPORT_CHECK:
+	case IMEXD_NODE_IMPORT_REVOKE:
 		do_import(d, a);
 		break;
 	}
@@ -399,7 +410,7 @@ static void do_action(struct daemon *d, const struct imexd_action *a)
 
 static void arm_timer(struct daemon *d)
 {
-	uint64_t when = imexd_core_next_deadline(d->core);
+	uint64_t when = imexd_node_deadline(d->core);
 
 	if (when == UINT64_MAX || d->stopping) {
 		sd_event_source_set_enabled(d->timer, SD_EVENT_OFF);
@@ -411,15 +422,14 @@ static void arm_timer(struct daemon *d)
 
 static void drain(struct daemon *d)
 {
-	struct imexd_action a;
+	struct imexd_node_action a;
 	unsigned n = 0;
 
 	if (d->draining || !d->core)
 		return;
 	d->draining = true;
-	while (imexd_core_next_action(d->core, &a)) {
+	while (imexd_node_next(d->core, &a)) {
 		do_action(d, &a);
-		imexd_action_free(&a);
 		if (++n == DRAIN_BATCH) {
 			/* Let sockets and signals have a turn; come back. */
 			sd_event_source_set_enabled(d->more, SD_EVENT_ONESHOT);
@@ -444,7 +454,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *ud)
 
 	(void)s;
 	(void)usec;
-	imexd_core_timer(d->core, now_ms());
+	imexd_node_timer(d->core, now_ms());
 	drain(d);
 	return 0;
 }
@@ -456,7 +466,11 @@ static void on_conn_up(void *data, uint64_t conn, const char *addr,
 {
 	struct daemon *d = data;
 
-	imexd_core_conn_up(d->core, now_ms(), conn, addr, outbound);
+	struct imexd_peers_auth auth;
+
+	imexd_node_conn_up(d->core, now_ms(), conn, addr, outbound,
+			   imexd_net_conn_auth(d->net, conn, &auth) ? NULL :
+			   &auth);
 	drain(d);
 }
 
@@ -464,7 +478,7 @@ static void on_conn_failed(void *data, const char *addr)
 {
 	struct daemon *d = data;
 
-	imexd_core_conn_failed(d->core, now_ms(), addr);
+	imexd_node_conn_failed(d->core, now_ms(), addr);
 	drain(d);
 }
 
@@ -472,7 +486,7 @@ static void on_conn_down(void *data, uint64_t conn)
 {
 	struct daemon *d = data;
 
-	imexd_core_conn_down(d->core, now_ms(), conn);
+	imexd_node_conn_down(d->core, now_ms(), conn);
 	drain(d);
 }
 
@@ -480,7 +494,7 @@ static void on_msg(void *data, uint64_t conn, const struct imexd_msg *msg)
 {
 	struct daemon *d = data;
 
-	imexd_core_msg(d->core, now_ms(), conn, msg);
+	imexd_node_msg(d->core, now_ms(), conn, msg);
 	drain(d);
 }
 
@@ -519,7 +533,7 @@ static void accept_requests(struct daemon *d)
 		log_info("request %" PRIu64 ": %s %s%s%s", req.req_id,
 			 imexd_kernel_cmd_name(req.cmd), req.name,
 			 req.has_uuid ? " uuid " : "", req.has_uuid ? u : "");
-		imexd_core_request(d->core, now_ms(), &req);
+		imexd_node_request(d->core, now_ms(), &req);
 		imexd_kernel_request_release(&req);
 		drain(d);
 	}
@@ -546,7 +560,7 @@ static bool accept_imports(struct daemon *d)
 			log_err("cannot take imports from the imex module: %s", msg);
 			break;
 		}
-		imexd_core_import(d->core, now_ms(), &imp);
+		imexd_node_import(d->core, now_ms(), &imp);
 		drain(d);
 	}
 	if (i == ACCEPT_BATCH)
@@ -565,7 +579,7 @@ static bool accept_imports(struct daemon *d)
 				msg);
 			break;
 		}
-		imexd_core_export_del(d->core, now_ms(), handle, dom, chan);
+		imexd_node_export_del(d->core, now_ms(), handle, dom, chan);
 		drain(d);
 	}
 	return i == ACCEPT_BATCH;
@@ -632,7 +646,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si,
 	log_info("%s: stopping (domains stay in the kernel and in %s)",
 		 strsignal((int)si->ssi_signo), d->cfg.state_directory);
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping: telling peers");
-	imexd_core_shutdown(d->core, now_ms());
+	imexd_node_shutdown(d->core, now_ms());
 	drain(d);
 	d->stopping = true;
 	sd_event_source_set_enabled(d->timer, SD_EVENT_OFF);
@@ -661,12 +675,10 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 	else
 		log_info("SIGHUP: configuration %s re-read", d->opts->config_path);
 	if (d->core)
-		imexd_core_set_timing(d->core, d->cfg.heartbeat_interval_ms,
+		imexd_node_set_timing(d->core, d->cfg.heartbeat_interval_ms,
 				      d->cfg.heartbeat_miss_count,
 				      d->cfg.disconnected_grace_s < 0 ? -1 :
-				      d->cfg.disconnected_grace_s * 1000,
-				      d->cfg.change_step_timeout_ms,
-				      d->cfg.change_lease_ms);
+				      d->cfg.disconnected_grace_s * 1000);
 	sd_notify(0, "READY=1");
 	return 0;
 }
@@ -795,53 +807,106 @@ static int start_kernel(struct daemon *d)
 	return 0;
 }
 
-static int start_core(struct daemon *d)
+/* The roster: NODES_FILE, or this node alone. */
+static int load_roster(struct daemon *d)
 {
-	struct imexd_def *kdefs = NULL, *sdefs = NULL;
-	size_t nk = 0, ns = 0;
-	struct imexd_core_cfg cc;
-	char msg[1024] = "";
+	struct imexd_member *m = NULL;
+	char err[1024] = "";
+	size_t n = 0, i;
 	int r;
 
+	if (!d->cfg.nodes_file[0])
+		return 0;
+	r = imexd_daemon_load_nodes(d->cfg.nodes_file, &m, &n, err,
+				    sizeof(err));
+	if (r < 0)
+		return fail("%s", err);
+	d->roster = calloc(n ? n : 1, sizeof(*d->roster));
+	if (!d->roster) {
+		free(m);
+		return fail("out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(d->roster[i].name, sizeof(d->roster[i].name), "%s",
+			 m[i].name);
+		snprintf(d->roster[i].addr, sizeof(d->roster[i].addr), "%s",
+			 m[i].addr);
+	}
+	d->n_roster = n;
+	free(m);
+	log_info("NODES_FILE %s: %zu node(s) in this NVLink domain",
+		 d->cfg.nodes_file, n);
+	return 0;
+}
+
+/* The raft log under STATE_DIRECTORY/raft. */
+static int open_raftlog(struct daemon *d)
+{
+	struct imexd_raftlog_io io;
+	char dir[PATH_MAX + 8], err[1024] = "", note[512] = "";
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/raft", d->cfg.state_directory);
+	r = imexd_raftlog_dir_io(&io, dir, err, sizeof(err));
+	if (r < 0)
+		return fail("%s", err);
+	r = imexd_raftlog_open(&d->rlog, &io, note, sizeof(note), err,
+			       sizeof(err));
+	if (r < 0)
+		return fail("%s: the raft log is damaged: restore %s from a backup, or move it away to have this node start empty and catch up from its peers",
+			    err, dir);
+	if (note[0])
+		log_warn("%s", note);
+	return 0;
+}
+
+static int start_core(struct daemon *d)
+{
+	struct imexd_def *kdefs = NULL;
+	struct imexd_node_config nc;
+	char msg[1024] = "";
+	size_t nk = 0;
+	int r;
+
+	r = load_roster(d);
+	if (!r)
+		r = open_raftlog(d);
+	if (r < 0)
+		return r;
 	r = imexd_kernel_read_domains(d->kernel, &kdefs, &nk, msg, sizeof(msg));
 	if (r < 0)
 		return fail("cannot read the domains the kernel holds: %s", msg);
+
+	memset(&nc, 0, sizeof(nc));
+	snprintf(nc.name, sizeof(nc.name), "%s", d->cfg.node_name);
+	memcpy(nc.node_uuid, d->node_uuid, 16);
+	nc.epoch = d->epoch;
+	nc.max_channels = d->node.max_channels;
+	memcpy(nc.fabric_uuid, d->node.fabric_uuid, 16);
+	nc.partition = d->node.partition;
+	nc.roster = d->roster;
+	nc.n_roster = d->n_roster;
+	nc.default_port = d->cfg.listen_port;
+	nc.log = d->rlog;
+	nc.heartbeat_ms = d->cfg.heartbeat_interval_ms;
+	nc.miss_count = d->cfg.heartbeat_miss_count;
+	nc.grace_ms = d->cfg.disconnected_grace_s < 0 ? -1 :
+		      d->cfg.disconnected_grace_s * 1000;
+	nc.election_timeout_ms = d->cfg.election_timeout_ms;
+	nc.seed = (unsigned)d->epoch;
 	msg[0] = 0;
-	r = imexd_store_load_defs(d->store, &sdefs, &ns, msg, sizeof(msg));
+	r = imexd_node_new(&nc, &d->core, msg, sizeof(msg));
 	if (r < 0) {
 		free_defs(kdefs, nk);
-		return fail("cannot read the stored domains in %s: %s: check the directory's permissions",
-			    d->cfg.state_directory, msg[0] ? msg : strerror(-r));
+		return fail("%s", r == -ENOMEM ? "out of memory" : msg);
 	}
-	if (msg[0])
-		log_warn("some stored domains in %s were skipped: %s",
-			 d->cfg.state_directory, msg);
-
-	memset(&cc, 0, sizeof(cc));
-	snprintf(cc.node_name, sizeof(cc.node_name), "%s", d->cfg.node_name);
-	memcpy(cc.node_uuid, d->node_uuid, 16);
-	cc.epoch = d->epoch;
-	cc.max_channels = d->node.max_channels;
-	memcpy(cc.fabric_uuid, d->node.fabric_uuid, 16);
-	cc.partition = d->node.partition;
-	cc.heartbeat_ms = d->cfg.heartbeat_interval_ms;
-	cc.miss_count = d->cfg.heartbeat_miss_count;
-	cc.grace_ms = d->cfg.disconnected_grace_s < 0 ? -1 :
-		      d->cfg.disconnected_grace_s * 1000;
-	cc.step_timeout_ms = d->cfg.change_step_timeout_ms;
-	cc.lease_ms = d->cfg.change_lease_ms;
-	cc.default_port = d->cfg.listen_port;
-	d->core = imexd_core_new(&cc);
-	if (!d->core) {
-		free_defs(kdefs, nk);
-		free_defs(sdefs, ns);
-		return fail("out of memory");
-	}
-	log_info("%zu domain(s) in the kernel, %zu stored in %s", nk, ns,
+	log_info("%zu domain(s) in the kernel; raft log in %s/raft", nk,
 		 d->cfg.state_directory);
-	imexd_core_start(d->core, now_ms(), kdefs, nk, sdefs, ns);
+	r = imexd_node_start(d->core, now_ms(), kdefs, nk);
 	free_defs(kdefs, nk);
-	free_defs(sdefs, ns);
+	if (r < 0)
+		return fail("cannot start the agreement from %s/raft: %s",
+			    d->cfg.state_directory, strerror(-r));
 	drain(d);
 	return 0;
 }
@@ -925,7 +990,9 @@ static void stop(struct daemon *d)
 	if (d->kernel && d->ready &&
 	    imexd_kernel_detach(d->kernel, msg, sizeof(msg)) < 0)
 		log_debug("detach: %s", msg);
-	imexd_core_free(d->core);
+	imexd_node_free(d->core);
+	imexd_raftlog_close(d->rlog);
+	free(d->roster);
 	imexd_net_free(d->net);
 	imexd_tls_free(d->tls);
 	sd_event_source_disable_unref(d->notify_src);

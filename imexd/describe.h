@@ -4,16 +4,16 @@
 #define IMEXD_DESCRIBE_H
 
 #include <stdint.h>
-#include "core.h"
+#include "node.h"
 
 /* "READY", "DEGRADED", ... for enum imex_domain_state. */
 const char *imexd_domain_state_name(uint32_t state);
 /* The 36-character text form of @u. */
 void imexd_uuid_str(const uint8_t u[16], char out[37]);
 /* "CONNECT", "SEND", ... */
-const char *imexd_action_name(enum imexd_action_type t);
+const char *imexd_action_name(enum imexd_node_action_type t);
 /* One debug line for @a (nothing unless LOG_LEVEL=debug; LOG actions are
  * logged by their own level instead). */
-void imexd_log_action(const struct imexd_action *a);
+void imexd_log_action(const struct imexd_node_action *a);
 
 #endif /* IMEXD_DESCRIBE_H */

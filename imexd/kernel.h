@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core.h"
+#include "node.h"
 #include "wire.h"
 
 struct imexd_kernel;

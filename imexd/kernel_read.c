@@ -68,6 +68,10 @@ static int on_domain(struct nl_msg *m, void *arg)
 	kernel_get_uuid(d->fabric_uuid, tb[IMEX_A_FABRIC_UUID]);
 	if (tb[IMEX_A_FABRIC_PARTITION])
 		d->partition = nla_get_u32(tb[IMEX_A_FABRIC_PARTITION]);
+	/* What the last DOMAIN_SET gave: the generation this node holds. */
+	if (tb[IMEX_A_DOMAIN_GENERATION] &&
+	    nla_len(tb[IMEX_A_DOMAIN_GENERATION]) == sizeof(uint64_t))
+		d->generation = nla_get_u64(tb[IMEX_A_DOMAIN_GENERATION]);
 	if (!tb[IMEX_A_MEMBERS])
 		return NL_OK;
 	n = kernel_nest_count(tb[IMEX_A_MEMBERS]);

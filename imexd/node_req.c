@@ -403,8 +403,13 @@ void node_applied_refresh(struct imexd_node *n)
 		return;
 	while ((d = imexd_fsm_domain_of(fsm, n->cfg.name, &pos))) {
 		k = kernel_find(n, d->uuid);
-		imexd_health_applied(n->health, n->now, d->uuid,
-				     k ? k->generation : 0);
+		if (imexd_health_applied(n->health, n->now, d->uuid,
+					 k ? k->generation : 0)) {
+			node_log(n, IMEXD_LOG_ERR,
+				 "out of memory telling health what the kernel holds");
+			n->domains_dirty = true;
+			return;
+		}
 	}
 }
 
@@ -412,25 +417,39 @@ void node_domains_refresh(struct imexd_node *n)
 {
 	const struct imexd_fsm *fsm = node_fsm(n);
 	const struct imexd_def **defs = NULL, *d;
-	size_t pos = 0, cnt = 0, cap = 0;
+	size_t pos = 0, cnt = 0, i;
+	uint16_t m;
 
-	if (fsm) {
-		while ((d = imexd_fsm_domain_of(fsm, n->cfg.name, &pos))) {
-			if (imexd_grow((void **)&defs, &cap, cnt + 1,
-				       sizeof(*defs))) {
-				free(defs);
-				node_log(n, IMEXD_LOG_ERR,
-					 "out of memory handing domains to health");
-				n->domains_dirty = true;
-				return;
-			}
-			defs[cnt++] = d;
+	while (fsm && imexd_fsm_domain_of(fsm, n->cfg.name, &pos))
+		cnt++;
+	if (cnt) {
+		defs = calloc(cnt, sizeof(const struct imexd_def *));
+		if (!defs) {
+			node_log(n, IMEXD_LOG_ERR,
+				 "out of memory handing domains to health");
+			n->domains_dirty = true;
+			return;
 		}
+		for (pos = 0, i = 0; i < cnt &&
+		     (d = imexd_fsm_domain_of(fsm, n->cfg.name, &pos)); i++)
+			defs[i] = d;
 	}
 	if (imexd_health_set_domains(n->health, n->now,
 				     (const struct imexd_def *const *)defs,
-				     cnt))
+				     cnt)) {
+		free(defs);
 		n->domains_dirty = true;
+		return;
+	}
+	/* Members new to health whose connection is already bound. */
+	for (i = 0; i < cnt; i++)
+		for (m = 0; m < defs[i]->nmembers; m++) {
+			const char *name = defs[i]->members[m].name;
+
+			if (strcmp(name, n->cfg.name) &&
+			    imexd_peers_connected(n->peers, name))
+				imexd_health_peer_up(n->health, n->now, name);
+		}
 	free(defs);
 	node_applied_refresh(n);
 }

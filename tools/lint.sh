@@ -48,7 +48,7 @@ checkpatch() {
 # code (kmod/, the test module in tests/kmod/kapi/) has checkpatch and
 # sparse instead.
 DIRS="libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
-tests/imexd tests/core tests/raft tests/sim tests/kmod tests/imexd-net tests/fuzz
+tests/imexd tests/raft tests/kmod tests/imexd-net tests/fuzz
 tests/kfuzz"
 
 # User-space C files under $1.
