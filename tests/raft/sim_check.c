@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The simulated world: convergence and the history check (see
- * sim_world.h).
+ * The simulated world: convergence, the history check and the check of
+ * every acknowledgement (see sim_world.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +129,197 @@ static void check_history(struct sw *w)
 	free(snap);
 	imexd_fsm_free(f);
 	free(by);
+}
+
+/* ---- acknowledgements ---------------------------------------------------- */
+
+static void conf_add(struct sw *w, uint64_t at,
+		     const struct raft_configuration *conf)
+{
+	struct sw_conf *f;
+	unsigned k;
+
+	if (w->n_confs == w->cap_confs) {
+		w->cap_confs = w->cap_confs ? 2 * w->cap_confs : 64;
+		w->confs = realloc(w->confs, w->cap_confs * sizeof(*w->confs));
+		CHECK(w->confs);
+	}
+	f = &w->confs[w->n_confs++];
+	memset(f, 0, sizeof(*f));
+	f->at = at;
+	for (k = 0; k < conf->n; k++) {
+		raft_id id = conf->servers[k].id;
+
+		if (conf->servers[k].role == RAFT_VOTER && id >= 1 &&
+		    id <= w->cfg.n)
+			f->voters[(id - 1) / 64] |= 1ull << ((id - 1) % 64);
+	}
+}
+
+/*
+ * Append to w->confs, oldest first, the configurations of @log from the
+ * one in effect at @from to the last: its RAFT_CHANGE entries, and the
+ * snapshot's configuration when no entry at or below @from holds one.
+ */
+static void confs_of(struct sw *w, const struct imexd_raftlog *log,
+		     uint64_t from)
+{
+	uint64_t start = imexd_raftlog_start_index(log), p;
+	size_t first = w->n_confs, a, b;
+	bool found = false;
+
+	for (p = imexd_raftlog_last_index(log); p >= start && p > 0; p--) {
+		const struct raft_entry *e = imexd_raftlog_entry(log, p);
+		struct raft_configuration conf;
+
+		if (!e || e->type != RAFT_CHANGE)
+			continue;
+		CHECK(raft_configuration_decode(&e->buf, &conf) == 0);
+		conf_add(w, p, &conf);
+		raft_configuration_close(&conf);
+		if (p <= from) {
+			found = true;
+			break;
+		}
+	}
+	if (!found) {
+		const struct raft_snapshot_metadata *sm =
+			imexd_raftlog_snapshot(log, NULL);
+
+		CHECK(sm);
+		conf_add(w, sm->configuration_index, &sm->configuration);
+	}
+	for (a = first, b = w->n_confs - 1; a < b; a++, b--) {
+		struct sw_conf t = w->confs[a];
+
+		w->confs[a] = w->confs[b];
+		w->confs[b] = t;
+	}
+}
+
+/*
+ * Node i knows that everything up to @index is committed.  The first node
+ * to know an index is the leader that committed it (seen after the input
+ * in which it did), unless that leader's server stopped in the same input
+ * (disk full): then it is a node whose log is the same up to the index.
+ */
+void sw_seen_commit(struct sw *w, unsigned i, uint64_t index)
+{
+	const struct imexd_raftlog *log = w->nodes[i].log;
+	uint64_t from = w->committed + 1, n;
+	size_t conf0 = w->n_confs;
+
+	if (index <= w->committed || !log)
+		return;
+	if (index >= w->n_commits) {
+		size_t cap = index + 64;
+
+		w->commits = realloc(w->commits, cap * sizeof(*w->commits));
+		CHECK(w->commits);
+		memset(w->commits + w->n_commits, 0,
+		       (cap - w->n_commits) * sizeof(*w->commits));
+		w->n_commits = cap;
+	}
+	confs_of(w, log, from);
+	for (n = from; n <= index; n++) {
+		struct sw_commit *c = &w->commits[n];
+
+		c->set = true;
+		c->by = i;
+		c->term = imexd_raftlog_term_of(log, n);
+		c->conf0 = conf0;
+		c->nconf = w->n_confs - conf0;
+	}
+	w->committed = index;
+}
+
+/* Does node j's disk hold entry (index, term)?  A snapshot covering the
+ * index holds it (only committed entries are snapshotted); term 0: the
+ * recording node had it only in its snapshot, any term will do. */
+static bool holds(const struct sw *w, unsigned j, uint64_t index,
+		  uint64_t term)
+{
+	const struct sw_node *nd = &w->nodes[j];
+	const struct imexd_raftlog *log = nd->up ? nd->log : nd->dead;
+	const struct raft_snapshot_metadata *sm;
+	const struct raft_entry *e;
+
+	if (!log)
+		return false;
+	e = imexd_raftlog_entry(log, index);
+	if (e)
+		return !term || e->term == term;
+	sm = imexd_raftlog_snapshot(log, NULL);
+	return sm && sm->index >= index;
+}
+
+static bool is_voter(const struct sw_conf *f, unsigned j)
+{
+	return f->voters[j / 64] >> (j % 64) & 1;
+}
+
+/*
+ * An acknowledged mutation: see sim_world.h.  Of the configurations the
+ * committing node's log held from the index on, those a leader could
+ * have counted the index by: the one in effect at it and every later one.
+ */
+void sw_check_ack(struct sw *w, const struct sw_req *r)
+{
+	const struct sw_commit *c = r->index < w->n_commits ?
+		&w->commits[r->index] : NULL;
+	bool sides = w->epoch && r->partition == w->epoch;
+	const struct sw_conf *at = NULL;
+	char who[SW_NODES_MAX * 6 + 1] = "";
+	unsigned have = 0, voters = 0, j;
+	size_t k;
+
+	if (!c || !c->set) {
+		w->st.bad_acks++;
+		sw_violation(w, "%s acknowledged %s at index %llu, which no node was seen committing",
+			     w->names[r->node], imexd_cmd_type_name(r->type),
+			     (unsigned long long)r->index);
+		return;
+	}
+	for (k = c->conf0; k < c->conf0 + c->nconf; k++) {
+		const struct sw_conf *f = &w->confs[k];
+
+		if (f->at <= r->index && k + 1 < c->conf0 + c->nconf &&
+		    w->confs[k + 1].at <= r->index)
+			continue;	/* replaced before the index */
+		have = voters = 0;
+		for (j = 0; j < w->cfg.n; j++) {
+			if (!is_voter(f, j))
+				continue;
+			voters++;
+			if ((!sides || w->side[j] == w->side[r->node]) &&
+			    holds(w, j, r->index, c->term))
+				have++;
+		}
+		if (have * 2 > voters)
+			return;
+		if (!at)
+			at = f;
+	}
+	CHECK(at);
+	have = voters = 0;
+	for (j = 0; j < w->cfg.n; j++) {
+		bool ok;
+
+		if (!is_voter(at, j))
+			continue;
+		voters++;
+		ok = (!sides || w->side[j] == w->side[r->node]) &&
+		     holds(w, j, r->index, c->term);
+		have += ok;
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), " %s%s",
+			 w->names[j], ok ? "+" : "");
+	}
+	w->st.bad_acks++;
+	sw_violation(w, "%s acknowledged %s at index %llu (term %llu, committed by %s) held by %u of the %u voters%s%s (+: holds it)",
+		     w->names[r->node], imexd_cmd_type_name(r->type),
+		     (unsigned long long)r->index,
+		     (unsigned long long)c->term, w->names[c->by], have, voters,
+		     sides ? " on its side of the partition:" : ":", who);
 }
 
 unsigned sw_check_final(struct sw *w)

@@ -17,8 +17,19 @@
  * every node holds the same table, equal to a replay of the committed
  * entries in which every acknowledged request has the outcome it was
  * acknowledged with, and that every member's kernel holds exactly the
- * committed definition of each domain naming it.  A mutation acknowledged
- * at a node cut off with a minority of the voters is a violation.
+ * committed definition of each domain naming it.
+ *
+ * Every acknowledged mutation (DONE with error 0 at the node it entered)
+ * is checked when it is acknowledged: its entry (index, term) must be on
+ * the disks of a majority of the voters of a configuration the leader
+ * that committed it counted by (the one in effect at that index in the
+ * leader's log, or one it appended after it before the commit: libraft
+ * counts by its latest).  If the request entered during the partition
+ * still in place, those voters must also be on the acknowledging node's
+ * side: a minority never completes a mutation.  (A request entered before
+ * the partition may have been committed before it: then only the disks
+ * count.  One-way cuts come and go between a commit and its answer, so
+ * only partitions decide sides.)
  *
  * Every violation is printed with the seed; sw_violations() counts them.
  */
@@ -49,6 +60,9 @@ struct sw_config {
 	unsigned max_channels;	/* each node's NODE_SET */
 	unsigned snapshot_threshold, snapshot_trailing;
 	bool quiet;		/* no per-violation detail */
+	/* Checker self-tests: break the world so that a check must fail. */
+	bool selftest;		/* violations are expected (said so) */
+	bool leak_requests;	/* FORWARD and REPLY cross partitions */
 };
 
 /* A request entered at a node and what became of it. */
@@ -57,7 +71,6 @@ struct sw_req {
 	unsigned node;
 	uint8_t type;
 	uint64_t t_enter;
-	bool minority;		/* entered on a side without a voter majority */
 	unsigned partition;	/* partition epoch at entry (0: none) */
 	bool done;
 	int error;
@@ -94,6 +107,9 @@ void sw_restart(struct sw *w, unsigned i);
 void sw_arm(struct sw *w, unsigned i, enum sw_crash_point p);
 /* Disk of node i full (true) or not. */
 void sw_disk_full(struct sw *w, unsigned i, bool full);
+/* Self-test only: crash node i and give it an empty disk (a disk that
+ * lost what it had acknowledged: outside what raft survives). */
+void sw_disk_lose(struct sw *w, unsigned i);
 /* The node's kernel domains. */
 const struct imexd_def *sw_kernel(const struct sw *w, unsigned i, size_t *n);
 /* The leader (highest term among up nodes), -1 if none. */
@@ -119,6 +135,7 @@ unsigned sw_check_final(struct sw *w);
 struct sw_stats {
 	unsigned long msgs, applied, acked, failed, crashes, kernel_steps,
 		kernel_refused, storage_stops;
+	unsigned long bad_acks;	/* acknowledgements the check refused */
 };
 const struct sw_stats *sw_stats(const struct sw *w);
 

@@ -36,6 +36,9 @@ struct sw_node {
 	char name[16];
 	struct imexd_raftlog_mem *disk;
 	struct imexd_raftlog *log;
+	/* While down: the log as it was when the node went down, which is
+	 * what its disk durably holds (an append returns after the sync). */
+	struct imexd_raftlog *dead;
 	struct imexd_agree *ag;
 	bool up, full, kpending;
 	enum sw_crash_point arm;
@@ -51,6 +54,25 @@ struct sw_chosen {
 	size_t len;
 };
 
+/* Voters of a configuration (bit i: node i) and the log index it takes
+ * effect at. */
+#define SW_MASK_WORDS ((SW_NODES_MAX + 63) / 64)
+struct sw_conf {
+	uint64_t at;
+	uint64_t voters[SW_MASK_WORDS];
+};
+
+/* Who was first seen committing an index (the leader that committed it,
+ * or a node with the same log up to it if the leader stopped first), the
+ * entry's term there, and the configurations that node's log held from
+ * the one in effect at the index to its last entry (confs[conf0..]). */
+struct sw_commit {
+	bool set;
+	unsigned by;
+	uint64_t term;
+	size_t conf0, nconf;
+};
+
 struct sw {
 	struct sw_config cfg;
 	uint64_t now, rng, seq, same;
@@ -63,10 +85,20 @@ struct sw {
 	size_t n_msgs, cap_msgs;
 	struct sw_chosen *chosen;	/* by index */
 	size_t n_chosen;
+	struct sw_commit *commits;	/* by index */
+	size_t n_commits;
+	uint64_t committed;		/* highest index seen committed */
+	struct sw_conf *confs;
+	size_t n_confs, cap_confs;
 	struct sw_req **reqs;
 	size_t n_reqs, cap_reqs;
 	unsigned violations;
 	struct sw_stats st;
 };
+
+/* sim_check.c: commits as they are seen (after every input of node i,
+ * and when i applies @index), and the check of an acknowledgement. */
+void sw_seen_commit(struct sw *w, unsigned i, uint64_t index);
+void sw_check_ack(struct sw *w, const struct sw_req *r);
 
 #endif /* SIM_WORLD_INTERNAL_H */
