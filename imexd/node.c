@@ -37,7 +37,7 @@ static struct node_out *out_push(struct imexd_node *n,
 	return o;
 }
 
-static void out_release(struct node_out *o)
+void node_out_release(struct node_out *o)
 {
 	free(o->frame);
 	free(o->text);
@@ -90,7 +90,7 @@ static void out_fix(struct node_out *o)
 
 bool imexd_node_next(struct imexd_node *n, struct imexd_node_action *a)
 {
-	out_release(&n->cur);
+	node_out_release(&n->cur);
 	if (n->out_head >= n->n_out) {
 		n->out_head = n->n_out = 0;
 		return false;
@@ -158,6 +158,9 @@ static void on_agree_done(struct imexd_node *n,
 			o->a.nids = aa->nids;
 		}
 	}
+	if (!aa->error && aa->index && o->has_def &&
+	    imexd_def_has_member(&o->def, n->cfg.name))
+		node_park(n, o, aa->index);
 }
 
 static void on_agree_kernel(struct imexd_node *n,
@@ -459,12 +462,15 @@ void imexd_node_free(struct imexd_node *n)
 	imexd_health_free(n->health);
 	imexd_broker_free(n->broker);
 	for (i = n->out_head; i < n->n_out; i++)
-		out_release(&n->out[i]);
-	out_release(&n->cur);
+		node_out_release(&n->out[i]);
+	node_out_release(&n->cur);
 	free(n->out);
 	free(n->roster);
 	free(n->names);
 	node_kernel_set(n, NULL, 0);
+	for (i = 0; i < n->n_parked; i++)
+		node_out_release(&n->parked[i].o);
+	free(n->parked);
 	free(n->unsent);
 	free(n);
 }
@@ -499,6 +505,7 @@ void imexd_node_timer(struct imexd_node *n, uint64_t now)
 		imexd_health_timer(n->health, now);
 	if (imexd_broker_deadline(n->broker) <= now)
 		imexd_broker_timer(n->broker, now);
+	node_parked_release(n);
 	node_pump(n);
 }
 
@@ -513,6 +520,7 @@ uint64_t imexd_node_deadline(const struct imexd_node *n)
 
 	t = min64(t, imexd_peers_deadline(n->peers));
 	t = min64(t, imexd_health_deadline(n->health));
+	t = min64(t, node_parked_deadline(n));
 	return min64(t, imexd_broker_deadline(n->broker));
 }
 
@@ -589,6 +597,7 @@ void imexd_node_kernel_done(struct imexd_node *n, uint64_t now, int error,
 	node_applied_refresh(n);
 	node_ag(n, imexd_agree_kernel_done(n->agree, now, error, kernel,
 					   nkernel), "a kernel step");
+	node_parked_release(n);
 	node_pump(n);
 }
 

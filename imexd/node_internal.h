@@ -29,6 +29,20 @@ struct node_out {
 	uint16_t desc_len;
 };
 
+/*
+ * A request's answer held until this node's kernel shows its outcome (the
+ * domain at @index or later, or gone after a delete), so the command
+ * returns once the change is in effect here; released after @deadline
+ * anyway (the kernel refused a step: the log says why).
+ */
+struct node_parked {
+	struct node_out o;
+	uint8_t uuid[16];
+	uint64_t index;
+	bool deleted;
+	uint64_t deadline;
+};
+
 /* A FORWARD the transport could not send: agree hears "not the leader". */
 struct node_unsent {
 	char to[IMEX_NAME_MAX];
@@ -57,6 +71,8 @@ struct imexd_node {
 
 	struct node_unsent *unsent;
 	size_t n_unsent, cap_unsent;
+	struct node_parked *parked;
+	size_t n_parked, cap_parked;
 
 	struct node_out *out;
 	size_t n_out, cap_out, out_head;
@@ -73,6 +89,7 @@ void node_addr_norm(const struct imexd_node *n, const char *in, char *out,
 int node_roster_index(const struct imexd_node *n, const char *name);
 struct node_out *node_out_push(struct imexd_node *n,
 			       enum imexd_node_action_type type);
+void node_out_release(struct node_out *o);
 
 /* node_req.c */
 int node_roster_init(struct imexd_node *n, const struct imexd_node_config *cfg,
@@ -87,6 +104,9 @@ void node_domains_refresh(struct imexd_node *n);
 void node_applied_refresh(struct imexd_node *n);
 int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,
 		    size_t nkernel);
+void node_park(struct imexd_node *n, struct node_out *o, uint64_t index);
+void node_parked_release(struct imexd_node *n);
+uint64_t node_parked_deadline(const struct imexd_node *n);
 void node_unsent_add(struct imexd_node *n, const char *to, uint64_t tag);
 void node_unsent_flush(struct imexd_node *n);
 

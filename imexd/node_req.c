@@ -165,7 +165,8 @@ static void req_fail(struct imexd_node *n, uint64_t req_id, int error,
 	o->text = strdup(text);
 }
 
-/* Members must be roster nodes; NAME=ADDR must match the roster's ADDR. */
+/* Members must be roster nodes; NAME=ADDR must match the roster's ADDR
+ * where the roster gives one. */
 static int req_members(struct imexd_node *n, const struct imexd_request *r,
 		       char *why, size_t len)
 {
@@ -183,10 +184,11 @@ static int req_members(struct imexd_node *n, const struct imexd_request *r,
 				 m->name);
 			return EINVAL;
 		}
-		if (!m->addr[0])
+		/* A roster line without an address (the host name is the
+		 * address, or the single-node default) takes any. */
+		if (!m->addr[0] || !n->roster[k].addr[0])
 			continue;
-		node_addr_norm(n, n->roster[k].addr[0] ? n->roster[k].addr :
-			       n->roster[k].name, want, sizeof(want));
+		node_addr_norm(n, n->roster[k].addr, want, sizeof(want));
 		node_addr_norm(n, m->addr, got, sizeof(got));
 		if (strcmp(want, got)) {
 			snprintf(why, len,
@@ -478,6 +480,80 @@ int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,
 	n->kernel = copy;
 	n->n_kernel = nkernel;
 	return 0;
+}
+
+/* ---- answers held until the kernel shows them -------------------------------- */
+
+/* 5 election timeouts, as agree's request timeout by default. */
+static uint64_t park_ms(const struct imexd_node *n)
+{
+	uint64_t et = n->cfg.election_timeout_ms ? n->cfg.election_timeout_ms :
+		      1000;
+
+	return n->cfg.request_timeout_ms ? n->cfg.request_timeout_ms : 5 * et;
+}
+
+/* @o, the last queued action, moves to the parked list. */
+void node_park(struct imexd_node *n, struct node_out *o, uint64_t index)
+{
+	struct node_parked *p;
+
+	if (imexd_grow((void **)&n->parked, &n->cap_parked, n->n_parked + 1,
+		       sizeof(*n->parked)))
+		return;		/* answered at once: nothing is lost */
+	p = &n->parked[n->n_parked++];
+	p->o = *o;
+	memcpy(p->uuid, o->def.uuid, 16);
+	p->index = index;
+	p->deleted = o->def.flags & IMEXD_DEF_DELETED;
+	p->deadline = n->now + park_ms(n);
+	n->n_out--;		/* @o was the queue's last entry */
+}
+
+static bool park_done(const struct imexd_node *n, const struct node_parked *p)
+{
+	const struct imexd_def *k = kernel_find(n, p->uuid);
+
+	if (n->now >= p->deadline)
+		return true;
+	if (p->deleted)
+		return !k;
+	return k && k->generation >= p->index;
+}
+
+void node_parked_release(struct imexd_node *n)
+{
+	struct node_out *o;
+	size_t i = 0;
+
+	while (i < n->n_parked) {
+		struct node_parked *p = &n->parked[i];
+
+		if (!park_done(n, p)) {
+			i++;
+			continue;
+		}
+		if (n->now >= p->deadline)
+			node_log(n, IMEXD_LOG_WARN,
+				 "request %llu: made, but this node's kernel does not show it yet (see the kernel step messages above)",
+				 (unsigned long long)p->o.a.req_id);
+		o = node_out_push(n, IMEXD_NODE_REQUEST_DONE);
+		if (!o)
+			return;		/* next time */
+		*o = p->o;
+		n->parked[i] = n->parked[--n->n_parked];
+	}
+}
+
+uint64_t node_parked_deadline(const struct imexd_node *n)
+{
+	uint64_t t = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < n->n_parked; i++)
+		if (n->parked[i].deadline < t)
+			t = n->parked[i].deadline;
+	return t;
 }
 
 /* ---- forwards the transport could not send ----------------------------------- */
