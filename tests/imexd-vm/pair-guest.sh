@@ -69,7 +69,7 @@ if [ "$role" = a ]; then
 	done
 	[ $ok = 1 ] && t_ok "a: create pd with vm-a and vm-b" || t_fail "a: create pd: $(cat "$W/create.out")"
 	_wait_until 30 domain_is pd 2 && t_ok "a: pd is READY" || t_fail "a: pd state: $($NL domain name=pd)"
-	$NL domain name=pd | grep -q "member=vm-b@192.0.2.2:2" &&
+	$NL domain name=pd | grep -q "member=vm-b@[^ ]*:2" &&
 		t_ok "a: vm-b is CONNECTED in a's view" || t_fail "a: view: $($NL domain name=pd)"
 	_wait_until 10 devices 2 && t_ok "a: 2 channel devices" || t_fail "a: devices: $(ls -l $DEV 2>&1)"
 	_wait_until 120 has_channels 3 && t_ok "a: b's allocation reached a (3 channels)" ||
@@ -113,14 +113,18 @@ else
 	wait "$IMEXD_PID" 2>/dev/null
 	sleep 3
 	imexd_start 2
-	_wait_until 30 imexd_attached && _wait_until 60 domain_is pd 2 &&
-		t_ok "b: restarted imexd, pd READY again" || t_fail "b: after restart: $($NL domain name=pd)"
+	# a deletes pd as soon as it sees it READY again: look at what this
+	# imexd logged, not at the domain, which may be gone already.
+	ready_logged() { grep -q "domain 'pd': READY" "$IMEX_VM_OUT/imexd.2.log"; }
+	_wait_until 30 imexd_attached && _wait_until 60 ready_logged &&
+		t_ok "b: restarted imexd, pd READY again" ||
+		t_fail "b: after restart: $($NL domain name=pd; tail -5 "$IMEX_VM_OUT/imexd.2.log")"
 	_wait_until 180 sh -c "! $NL -q domain name=pd 2>/dev/null" && t_ok "b: pd deleted by a's request" ||
 		t_fail "b: pd still there: $($NL domain name=pd)"
 	no_devices() { [ -z "$(ls "$DEV" 2>/dev/null)" ]; }
-	_wait_until 10 no_devices && grep -q '"deleted": *true' "$W"/state/domains/*.json &&
-		t_ok "b: devices gone, stored definition is a tombstone" ||
-		t_fail "b: left over: $(ls $DEV 2>&1; cat "$W"/state/domains/*.json)"
+	_wait_until 10 no_devices && [ ! -e "$W/state/domains" ] &&
+		t_ok "b: devices gone, no per-domain state kept" ||
+		t_fail "b: left over: $(ls $DEV 2>&1; ls -lR "$W/state")"
 	# Keep answering until vm-a is done (the host drops the marker).
 	_wait_until 200 test -e "$IMEX_VM_OUT/done" || t_fail "b: no done marker from the host"
 fi
