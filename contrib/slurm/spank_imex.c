@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,8 +148,9 @@ static void domain_name(char *buf, size_t len, uint32_t job_id)
 }
 
 /* The channels this job asked for, in job_prolog (options come through the
- * job's control environment there, not through the callback). */
-static int job_channels(spank_t sp, unsigned int *n)
+ * job's control environment there, not through the callback).  On a bad
+ * value, *bad is the user's text. */
+static int job_channels(spank_t sp, unsigned int *n, const char **bad)
 {
 	char *arg = NULL;
 
@@ -156,8 +158,7 @@ static int job_channels(spank_t sp, unsigned int *n)
 	if (spank_option_getopt(sp, &channels_opt, &arg) != ESPANK_SUCCESS || !arg)
 		return 0;
 	if (parse_uint(arg, max_channels, n)) {
-		slurm_error("imex: --imex-channels=%s: give a number from 0 to %u",
-			    arg, max_channels);
+		*bad = arg;
 		return -1;
 	}
 	return 0;
@@ -184,12 +185,15 @@ static void record_reason(uint32_t job_id, const char *reason)
 		;
 }
 
-static int prolog_fail(uint32_t job_id, const char *fmt, const char *what,
-		       const char *msg)
+__attribute__((format(printf, 2, 3)))
+static int prolog_fail(uint32_t job_id, const char *fmt, ...)
 {
 	char reason[400];
+	va_list ap;
 
-	snprintf(reason, sizeof(reason), fmt, what, msg);
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
 	slurm_error("imex: job %" PRIu32 ": %s", job_id, reason);
 	record_reason(job_id, reason);
 	return -1;
@@ -215,7 +219,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	struct imexctl_member_spec *members = NULL;
 	struct imexctl_domain_spec spec = { 0 };
 	char **hosts = NULL, **addrs = NULL;
-	const char *nodelist, *self;
+	const char *nodelist, *self, *bad = NULL;
 	struct imexctl *ctx = NULL;
 	unsigned int channels;
 	size_t n = 0, i;
@@ -232,28 +236,28 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		slurm_error("imex: job_prolog: no job id, uid or gid from Slurm");
 		return -1;
 	}
-	if (job_channels(sp, &channels))
-		return prolog_fail(job_id, "%s%s", "bad --imex-channels", "");
+	if (job_channels(sp, &channels, &bad))
+		return prolog_fail(job_id, "--imex-channels=%s: give a number from 0 to %u",
+				   bad, max_channels);
 	if (!channels)
 		return 0;	/* the job asked for no IMEX domain */
 	domain_name(name, sizeof(name), job_id);
 
 	nodelist = getenv("SLURM_JOB_NODELIST");
 	if (!nodelist)
-		return prolog_fail(job_id, "%s%s", "SLURM_JOB_NODELIST is not set "
-				   "in the prolog environment", "");
+		return prolog_fail(job_id, "SLURM_JOB_NODELIST is not set in the prolog environment");
 	err = hostlist_expand(nodelist, IMEXCTL_MEMBERS_MAX, &hosts, &n);
 	if (err)
 		return prolog_fail(job_id, "node list %s: %s", nodelist,
 				   err == -E2BIG ? "more nodes than an IMEX domain allows"
 						 : "cannot parse it");
 	if (imexctl_new(&ctx)) {
-		prolog_fail(job_id, "%s%s", "out of memory", "");
+		prolog_fail(job_id, "out of memory");
 		goto out;
 	}
 	self = self_name(ctx, selfbuf, sizeof(selfbuf));
 	if (!self) {
-		prolog_fail(job_id, "%s: %s", "this node's name", imexctl_errmsg(ctx));
+		prolog_fail(job_id, "this node's name: %s", imexctl_errmsg(ctx));
 		goto out;
 	}
 
@@ -263,13 +267,13 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		members = calloc(n, sizeof(*members));
 		addrs = calloc(n, sizeof(*addrs));
 		if (!members || !addrs) {
-			prolog_fail(job_id, "%s%s", "out of memory", "");
+			prolog_fail(job_id, "out of memory");
 			goto out;
 		}
 		for (i = 0; i < n; i++) {
 			if (port && asprintf(&addrs[i], "%s:%u", hosts[i], port) < 0) {
 				addrs[i] = NULL;
-				prolog_fail(job_id, "%s%s", "out of memory", "");
+				prolog_fail(job_id, "out of memory");
 				goto out;
 			}
 			members[i].name = hosts[i];
