@@ -70,6 +70,17 @@ echo "$out"
 [ "$(echo "$out" | grep -c '^node[123] 1 1000$')" = 3 ] &&
 	t_ok "interactive srun: one channel of alice's on each node" || t_fail "interactive srun"
 
+# Job start overhead (issue point 5, reported, not checked): sbatch to
+# COMPLETED of a 3-node job with no domain (--imex-channels=0: only the
+# step namespace) and with one.
+for c in 0 1; do
+	t0=$(cluster_now)
+	j=$(sub alice -N3 --imex-channels=$c --export=ALL,REPO=$REPO)
+	node_run 1 $S wait-job "$j" COMPLETED 180 > /dev/null
+	d[$c]=$(echo "$(cluster_now) - $t0" | bc)
+done
+echo "# sbatch -> COMPLETED: ${d[0]} s without a domain, ${d[1]} s with one: ratio $(echo "scale=2; ${d[1]} / ${d[0]}" | bc)"
+
 # 2. Two users on the same nodes; 3. scancel.
 ja=$(sub alice -N3 --export=ALL,REPO=$REPO,HOLD=1)
 t_check "job $ja (alice) reported" node_run 1 $S wait-lines "/tmp/job$ja.out" '^node. open 0$' 3 180
