@@ -15,7 +15,8 @@
  *               channel nodes.  Tasks inherit it.
  *   job_epilog (slurmd, root, every node): CDI spec removed; the job's
  *               first node (or, if it is gone, the first connected one)
- *               deletes the domain, which revokes the channels everywhere.
+ *               evicts lost members and deletes the domain, which revokes
+ *               the channels everywhere.
  *
  * plugstack.conf arguments: channels=N (default per job, 1), max_channels=N
  * (the most a job may ask for, 16), timeout=SECONDS (create and READY wait,
@@ -323,9 +324,17 @@ out:
 	return rc;
 }
 
+/* A member this node has lost: not merely reconnecting (RECOVERING) or
+ * catching up with a change, which a delete waits for. */
+static bool member_gone(const struct imexctl_member *mb)
+{
+	return mb->state == IMEXCTL_MEMBER_DISCONNECTED ||
+	       mb->state == IMEXCTL_MEMBER_NEVER_CONNECTED;
+}
+
 /*
  * Whether this node deletes the job's domain: the first member, in job
- * node order, that is self or connected seen from here does it, so one
+ * node order, that is self or not lost seen from here does it, so one
  * delete runs normally (the job's first node) and the survivors agree on a
  * stand-in when that node is gone.  Without a node list, every node tries.
  */
@@ -344,7 +353,7 @@ static bool deleter(const struct imexctl_domain *d, const char *self)
 		for (m = 0; m < d->n_members; m++)
 			if (!strcmp(d->members[m].name, hosts[i]))
 				break;
-		if (m < d->n_members && d->members[m].state == IMEXCTL_MEMBER_CONNECTED) {
+		if (m < d->n_members && !member_gone(&d->members[m])) {
 			me = false;
 			break;
 		}
@@ -367,6 +376,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	struct imexctl *ctx;
 	uint32_t job_id;
 	int rc = 0, err;
+	size_t m, evicted;
 
 	(void)ac;
 	(void)av;
@@ -394,7 +404,33 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	}
 	if (!deleter(d, self_name(ctx, selfbuf, sizeof(selfbuf))))
 		goto out;
+	/* A delete needs every member: evict the ones that are gone first
+	 * (a node Slurm declared down); each drops the domain when it is
+	 * back and learns of the eviction.  Then wait until the rest agree
+	 * (READY, on the event) so that the delete finds them in step. */
+	for (m = 0, evicted = 0; m < d->n_members; m++) {
+		const struct imexctl_member *mb = &d->members[m];
+
+		if (!member_gone(mb))
+			continue;
+		err = imexctl_member_evict(ctx, name, mb->name, (int)timeout_s * 1000);
+		if (err && err != -ENOENT) {
+			slurm_error("imex: job %" PRIu32 ": evicting %s from %s: %s",
+				    job_id, mb->name, name, imexctl_errmsg(ctx));
+			continue;
+		}
+		slurm_info("imex: job %" PRIu32 ": evicted lost node %s from %s",
+			   job_id, mb->name, name);
+		evicted++;
+	}
+	if (evicted)
+		imexctl_domain_wait(ctx, name, IMEXCTL_DOMAIN_READY,
+				    (int)timeout_s * 1000, NULL);
 	err = imexctl_domain_delete(ctx, name, (int)timeout_s * 1000);
+	if (err && err != -ENOENT &&
+	    !imexctl_domain_wait(ctx, name, IMEXCTL_DOMAIN_READY, (int)timeout_s * 1000, NULL))
+		/* Refused while a member caught up with a change: once more. */
+		err = imexctl_domain_delete(ctx, name, (int)timeout_s * 1000);
 	if (err && err != -ENOENT) {
 		slurm_error("imex: job %" PRIu32 ": deleting domain %s: %s", job_id,
 			    name, imexctl_errmsg(ctx));

@@ -29,7 +29,7 @@ for i in 1 2 3; do cp "$cluster_dir/munge.key" "$cluster_dir/n$i/"; done
 node_boot 1 2 3 || exit 1
 for i in 1 2 3; do
 	t_check "node$i: slurm and munge started" node_run $i $S start node1 'node[1-3]' timeout=60
-	t_check "node$i: imexd attached" node_run $i $N start
+	t_check "node$i: imexd attached" node_run $i $N start DISCONNECTED_GRACE_SECONDS=5
 done
 t_check "3 nodes idle" node_run 1 $S wait-idle 3 90
 
@@ -129,7 +129,7 @@ node_kill 3
 t_check "job $jn ended by the node failure" node_run 1 $S wait-job "$jn" NODE_FAIL 120
 all_left "$jn" 1 2
 node_boot 3 || exit 1
-t_check "node3: imexd attached after reboot" node_run 3 $N start
+t_check "node3: imexd attached after reboot" node_run 3 $N start DISCONNECTED_GRACE_SECONDS=5
 all_left "$jn" 3
 
 t_done

@@ -10,10 +10,15 @@
 #     neither can open the other's (ENOENT inside the step, EACCES outside);
 #   - --imex-channels=0: no domain, an empty /dev/imex-channels;
 #   - a node's imexd down: the prolog fails, naming the node;
-#   - the epilog on every node leaves no domain, channel node or spec.
+#   - the epilog on every node leaves no domain, channel node or spec; with
+#     the job's first node powered off the others' epilogs still delete the
+#     domain, and that node drops it when it is back.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/cluster/cluster.sh
 N="sh tests/cluster/node.sh"
+# A lost peer is DISCONNECTED after 3 s (default 30 s, below Slurm's
+# default SlurmdTimeout of 300 s, after which Slurm runs the epilogs).
+START="$N start DISCONNECTED_GRACE_SECONDS=3"
 STUB="tests/slurm/spank-stub contrib/slurm/imex.so"
 NL=tests/kmod/imex-nl
 HOSTS="192.0.2.1 node1\n192.0.2.2 node2\n192.0.2.3 node3"
@@ -47,13 +52,13 @@ epilog() { job_script "$1" "$2" "$3" "$3" epilog "$4"; }
 
 # nothing_left I JOBID: no domain, device node or CDI spec of the job on
 # node I (bounded wait: another node's delete may still be committing).
-nothing_left() { node_run "$1" sh tests/slurm/slurm-node.sh nothing-left "$2" 30; }
+nothing_left() { node_run "$1" sh tests/slurm/slurm-node.sh nothing-left "$2" "${3:-30}"; }
 
 cluster_init 3 || exit 1
 node_boot 1 2 3 || exit 1
 for i in 1 2 3; do
 	node_run $i "printf '$HOSTS\n' >> /etc/hosts"
-	t_check "node$i: imexd attached" node_run $i $N start
+	t_check "node$i: imexd attached" node_run $i $START
 done
 
 t0=$(cluster_now)
@@ -129,5 +134,22 @@ echo "$out"
 	t_ok "job 105 with node3's imexd down: prolog fails naming node3" ||
 	t_fail "job 105: rc=$rc"
 for i in 1 2; do t_check "node$i: nothing of job 105 left" nothing_left $i 105; done
+
+# The job's first node powered off mid-job: the survivors' epilogs (Slurm
+# runs them once it declares the node down) delete the domain through the
+# first connected node; node1 drops it once it is back.
+t_check "node3: imexd restarted" node_run 3 $START
+t_check "job 106: prolog on node1..3" on_nodes "1 2 3" prolog 106 1000 'node[1-3]'
+node_kill 1
+for i in 2 3; do
+	t_check "node$i: node1 DISCONNECTED in job 106 (as when Slurm declares it down)" \
+		node_run $i ". tests/vm/lib.sh; wait_for 20 sh -c \"tools/imexctl/imexctl domain show slurm-job106 | grep -Eq '^ *0 +node1 .* disconnected'\""
+done
+t_check "job 106: epilog on node2..3 at once" on_nodes "2 3" epilog 106 1000 'node[1-3]'
+for i in 2 3; do t_check "node$i: nothing of job 106 left" nothing_left $i 106; done
+node_boot 1 || exit 1
+node_run 1 "printf '$HOSTS\n' >> /etc/hosts"
+t_check "node1: imexd attached after reboot" node_run 1 $START
+t_check "node1: nothing of job 106 left once back" nothing_left 1 106 60
 
 t_done
