@@ -71,7 +71,10 @@ incs() {
 	tools/imexctl|tests/unit) i="$i -Ilibimexctl -Ilibimexctl/include -Itools/imexctl" ;;
 	tools/imex-share|bench) i="$i -Ilibimexctl/include" ;;
 	tests/fuzz) i="$i -Iimexd -Ilibimexctl -Ilibimexctl/include" ;;
-	contrib/slurm|tests/slurm) i="$i -Ilibimexctl/include -I$SPANK_INCLUDE" ;;
+	contrib/slurm|tests/slurm)
+		i="$i -Ilibimexctl/include"
+		# Not the system directory: cppcheck would parse libc's headers.
+		[ "$SPANK_INCLUDE" = /usr/include ] || i="$i -I$SPANK_INCLUDE" ;;
 	tests/*) i="$i -Iimexd" ;;
 	esac
 	echo "$i"
