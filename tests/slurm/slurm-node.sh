@@ -3,7 +3,8 @@
 # cluster VM (no systemd; see Documentation/slurm.md and the FACTS of the
 # harness), one call per agent command:
 #   slurm-node.sh start CONTROLLER NODELIST [PLUGSTACK_ARG...]
-#       users alice (1000) and bob (1001), /etc/hosts, munge with the key
+#       users alice (5001) and bob (5002: ids free on the host, whose root
+#       the VMs share), /etc/hosts, munge with the key
 #       the host left in the out share, slurm.conf/cgroup.conf/plugstack.conf
 #       loading contrib/slurm/imex.so, slurmctld (on CONTROLLER) and slurmd
 #   slurm-node.sh wait-idle COUNT SECS    COUNT nodes idle (bounded)
@@ -12,6 +13,12 @@
 #                                         match PATTERN (bounded)
 #   slurm-node.sh nothing-left ID SECS    no domain, channel node or CDI spec
 #                                         of job ID on this node (bounded)
+#   slurm-node.sh start-latency SBATCH_ARG...  seconds from sbatch to the
+#                                         first line of a 3-node batch job
+#                                         (its first task, here), which
+#                                         then completes (bounded)
+#   slurm-node.sh plugin on|off           plugstack.conf with or without
+#                                         imex.so (read anew by every job)
 cd "$(dirname "$0")/../.." || exit 2
 . tests/vm/lib.sh
 REPO=$(pwd)
@@ -25,9 +32,11 @@ case $cmd in
 start)
 	ctl=$1 nodes=$2
 	shift 2
-	for u in alice:1000 bob:1001; do
+	for u in alice:5001 bob:5002; do
 		id "${u%:*}" > /dev/null 2>&1 ||
-			useradd -u "${u#*:}" -U -M -d /tmp -s /bin/sh "${u%:*}" || fail "useradd $u"
+			{ groupadd -g "${u#*:}" "${u%:*}" &&
+			  useradd -u "${u#*:}" -g "${u#*:}" -M -d /tmp -s /bin/sh "${u%:*}"; } ||
+			fail "useradd $u"
 	done
 	printf '192.0.2.1 node1\n192.0.2.2 node2\n192.0.2.3 node3\n' >> /etc/hosts
 
@@ -70,7 +79,8 @@ start)
 	NodeName=$nodes CPUs=2 RealMemory=400 State=UNKNOWN
 	PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	EOC
-	echo "required $REPO/contrib/slurm/imex.so $*" > /etc/slurm/plugstack.conf
+	echo "required $REPO/contrib/slurm/imex.so $*" > /etc/slurm/plugstack.imex
+	cp /etc/slurm/plugstack.imex /etc/slurm/plugstack.conf
 	if [ "$(hostname)" = "$ctl" ]; then
 		setsid slurmctld -D > "$log/slurmctld.log" 2>&1 < /dev/null &
 	fi
@@ -99,6 +109,24 @@ nothing-left)
 		[ ! -e /var/run/cdi/imex.dev-channel_$d.json ]" || {
 		$NL domains; ls -l /dev/imex-channels /var/run/cdi; fail "job $1 left something"
 	}
+	;;
+start-latency)
+	# Both times from this node's clock: the batch step runs on the
+	# job's first node, node1, where sbatch runs too.
+	t0=$(date +%s.%N)
+	id=$(cd /tmp && runuser -u alice -- sbatch --parsable -o /tmp/lat%j.out \
+		-N3 --ntasks-per-node=1 "$@" --wrap 'date +%s.%N') || fail "sbatch"
+	_wait_until 120 sh -c "[ -s /tmp/lat$id.out ]" || fail "job $id did not start"
+	_wait_until 120 sh -c "scontrol -o show job $id | grep -q ' JobState=COMPLETED '" ||
+		fail "job $id did not complete"
+	echo "$(head -1 /tmp/lat$id.out) - $t0" | bc
+	;;
+plugin)
+	if [ "$1" = on ]; then
+		cp /etc/slurm/plugstack.imex /etc/slurm/plugstack.conf
+	else
+		: > /etc/slurm/plugstack.conf
+	fi
 	;;
 *)
 	fail "slurm-node.sh: unknown command $cmd"
