@@ -8,6 +8,7 @@
 #       the host left in the out share, slurm.conf/cgroup.conf/plugstack.conf
 #       loading contrib/slurm/imex.so, slurmctld (on CONTROLLER) and slurmd
 #   slurm-node.sh wait-idle COUNT SECS    COUNT nodes idle (bounded)
+#   slurm-node.sh wait-drain COUNT SECS   COUNT nodes drained or draining
 #   slurm-node.sh wait-job ID STATE SECS  the job reached STATE (bounded)
 #   slurm-node.sh wait-lines FILE PATTERN COUNT SECS  COUNT lines of FILE
 #                                         match PATTERN (bounded)
@@ -17,6 +18,8 @@
 #                                         first line of a 3-node batch job
 #                                         (its first task, here), which
 #                                         then completes (bounded)
+#   slurm-node.sh restart-ctld            stop slurmctld (SIGTERM, it saves its
+#                                         state), start it again (bounded)
 #   slurm-node.sh plugin on|off           plugstack.conf with or without
 #                                         imex.so (read anew by every job)
 cd "$(dirname "$0")/../.." || exit 2
@@ -73,6 +76,8 @@ start)
 	MinJobAge=600
 	JobCompType=jobcomp/filetxt
 	JobCompLoc=/var/log/slurm/jobcomp.txt
+	SlurmctldLogFile=$log/slurmctld.log
+	SlurmdLogFile=$log/slurmd.log
 	StateSaveLocation=/var/spool/slurmctld
 	SlurmdSpoolDir=/var/spool/slurmd
 	MpiDefault=none
@@ -82,14 +87,20 @@ start)
 	echo "required $REPO/contrib/slurm/imex.so $*" > /etc/slurm/plugstack.imex
 	cp /etc/slurm/plugstack.imex /etc/slurm/plugstack.conf
 	if [ "$(hostname)" = "$ctl" ]; then
-		setsid slurmctld -D > "$log/slurmctld.log" 2>&1 < /dev/null &
+		setsid slurmctld -D > "$log/slurmctld.stderr" 2>&1 < /dev/null &
+		echo $! > "$log/slurmctld.pid"
 	fi
-	setsid slurmd -D -N "$(hostname)" > "$log/slurmd.log" 2>&1 < /dev/null &
+	setsid slurmd -D -N "$(hostname)" > "$log/slurmd.stderr" 2>&1 < /dev/null &
 	wait_for 30 sh -c "scontrol ping | grep -q UP"
 	;;
 wait-idle)
 	_wait_until "$2" sh -c "[ \$(sinfo -h -N -t idle -o %N | wc -l) -ge $1 ]" || {
 		sinfo -N -l; fail "fewer than $1 nodes idle"
+	}
+	;;
+wait-drain)
+	_wait_until "$2" sh -c "[ \$(sinfo -h -N -t drain -o %N | wc -l) -ge $1 ]" || {
+		sinfo -N -l; fail "fewer than $1 nodes drained"
 	}
 	;;
 wait-job)
@@ -120,6 +131,14 @@ start-latency)
 	_wait_until 120 sh -c "scontrol -o show job $id | grep -q ' JobState=COMPLETED '" ||
 		fail "job $id did not complete"
 	echo "$(head -1 /tmp/lat$id.out) - $t0" | bc
+	;;
+restart-ctld)
+	pid=$(cat "$log/slurmctld.pid") || fail "slurmctld does not run here"
+	kill "$pid"
+	_wait_until 60 sh -c "! kill -0 $pid 2> /dev/null" || fail "slurmctld ($pid) did not stop"
+	setsid slurmctld -D >> "$log/slurmctld.stderr" 2>&1 < /dev/null &
+	echo $! > "$log/slurmctld.pid"
+	wait_for 60 sh -c "scontrol ping | grep -q UP"
 	;;
 plugin)
 	if [ "$1" = on ]; then

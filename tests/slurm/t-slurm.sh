@@ -7,7 +7,8 @@
 #      remains on any node afterwards;
 #   2. two users' jobs on the same nodes: disjoint channels; bob's task gets
 #      ENOENT for alice's channel;
-#   3. scancel, the time limit, and a node powered off mid-job each clean up;
+#   3. scancel, the time limit, and a node powered off mid-job each clean up,
+#      and so does a job's end after slurmctld restarted mid-job;
 #   4. channels exhausted (max_channels=6): the next job does not run and
 #      says why in `scontrol show job` (Comment).
 cd "$(dirname "$0")/../.." || exit 2
@@ -140,14 +141,27 @@ t_check "job $jx (2 channels, none left) shows why" \
 	node_run 1 "_x() { scontrol -o show job $jx | grep -q 'Comment=imex: '; }; . tests/vm/lib.sh; wait_for 120 _x"
 node_run 1 "scontrol show job $jx"
 t_check "job $jx never ran a task" node_run 1 "! grep -q ' list ' /tmp/job$jx.out 2>/dev/null"
+# Every node's prolog failed (the first one's at once, the others' when
+# their wait for READY timed out, timeout=60): Slurm drained them all.
+t_check "job $jx's prologs failed on all 3 nodes (drained)" node_run 1 $S wait-drain 3 120
 node_run 1 "scancel $jx $jh; scontrol update NodeName=node[1-3] State=RESUME" || true
 t_check "job $jh CANCELLED" node_run 1 $S wait-job "$jh" CANCELLED 60
 all_left "$jh" 1 2 3
 all_left "$jx" 1 2 3
 
+t_check "3 nodes idle again" node_run 1 $S wait-idle 3 90
+
+# slurmctld restarted mid-job: the job keeps running; its end cleans up.
+jr=$(sub alice -N3 --export=ALL,REPO=$REPO,HOLD=1)
+t_check "job $jr reported" node_run 1 $S wait-lines "/tmp/job$jr.out" '^node. open 0$' 3 180
+t_check "slurmctld restarted while job $jr runs" node_run 1 $S restart-ctld
+t_check "job $jr still RUNNING" node_run 1 $S wait-job "$jr" RUNNING 60
+node_run 1 "scancel $jr"
+t_check "job $jr CANCELLED after the restart" node_run 1 $S wait-job "$jr" CANCELLED 60
+all_left "$jr" 1 2 3
+
 # 3. A node powered off mid-job: the others clean up once Slurm sees it
 # gone; node3 cleans up once it is back.
-t_check "3 nodes idle again" node_run 1 $S wait-idle 3 90
 jn=$(sub alice -N3 --no-requeue --export=ALL,REPO=$REPO,HOLD=1)
 t_check "job $jn reported" node_run 1 $S wait-lines "/tmp/job$jn.out" '^node. open 0$' 3 180
 node_kill 3
@@ -157,4 +171,5 @@ node_boot 3 || exit 1
 t_check "node3: imexd attached after reboot" node_run 3 $N start DISCONNECTED_GRACE_SECONDS=5
 all_left "$jn" 3
 
+[ "$t_failed" = 0 ] || echo "# Slurm's logs: $cluster_dir/n*/slurm/"
 t_done
