@@ -200,6 +200,15 @@ static int prolog_fail(uint32_t job_id, const char *fmt, ...)
 	return -1;
 }
 
+/* The job's nodes, in the prolog's and epilog's environment: 22.05's
+ * slurmd sets only SLURM_NODELIST there; later ones both names. */
+static const char *job_nodelist(void)
+{
+	const char *list = getenv("SLURM_JOB_NODELIST");
+
+	return list ? list : getenv("SLURM_NODELIST");
+}
+
 /* The node's own Slurm name: imex member names are the Slurm node names. */
 static const char *self_name(struct imexctl *ctx, char *buf, size_t len)
 {
@@ -244,9 +253,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		return 0;	/* the job asked for no IMEX domain */
 	domain_name(name, sizeof(name), job_id);
 
-	nodelist = getenv("SLURM_JOB_NODELIST");
+	nodelist = job_nodelist();
 	if (!nodelist)
-		return prolog_fail(job_id, "SLURM_JOB_NODELIST is not set in the prolog environment");
+		return prolog_fail(job_id, "SLURM_NODELIST is not set in the prolog environment");
 	err = hostlist_expand(nodelist, IMEXCTL_MEMBERS_MAX, &hosts, &n);
 	if (err)
 		return prolog_fail(job_id, "node list %s: %s", nodelist,
@@ -340,7 +349,7 @@ static bool member_gone(const struct imexctl_member *mb)
  */
 static bool deleter(const struct imexctl_domain *d, const char *self)
 {
-	const char *list = getenv("SLURM_JOB_NODELIST");
+	const char *list = job_nodelist();
 	char **hosts;
 	size_t n, i, m;
 	bool me = true;

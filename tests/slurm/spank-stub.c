@@ -8,7 +8,7 @@
  *   spank-stub PLUGIN JOBID UID GID step [CHANNELS|-] [ARG...] -- CMD...
  *
  * CHANNELS is the job's --imex-channels ('-': not given); ARGs are the
- * plugstack.conf arguments.  "prolog" and "epilog" read SLURM_JOB_NODELIST
+ * plugstack.conf arguments.  "prolog" and "epilog" read SLURM_NODELIST
  * and SLURMD_NODENAME from the environment, as the plugin does under
  * slurmd.  "step" runs init_post_opt as root, then CMD as UID:GID (no
  * supplementary groups), as slurmstepd does for a task.  Exits with the

@@ -30,7 +30,7 @@ HOSTS="192.0.2.1 node1\n192.0.2.2 node2\n192.0.2.3 node3"
 job_script() {
 	local i=$1 id=$2 uid=$3 gid=$4 what=$5 list=$6
 	shift 6
-	node_run "$i" "SLURM_JOB_NODELIST='$list' SLURMD_NODENAME=node$i $STUB $id $uid $gid $what ${*:--}"
+	node_run "$i" "SLURM_NODELIST='$list' SLURMD_NODENAME=node$i $STUB $id $uid $gid $what ${*:--}"
 }
 
 # on_nodes "I..." CMD ARG...: CMD I ARG... on several nodes at once; fails
