@@ -12,6 +12,8 @@
 #   4. channels exhausted (max_channels=6): the next job does not run and
 #      says why in `scontrol show job` (Comment).
 cd "$(dirname "$0")/../.." || exit 2
+# Some waits below are bounded at 180 s inside the node.
+NODE_RUN_TIMEOUT=${NODE_RUN_TIMEOUT:-$((200 * ${IMEX_VM_TIMEOUT_SCALE:-1}))}
 . tests/cluster/cluster.sh
 S="sh tests/slurm/slurm-node.sh"
 N="sh tests/cluster/node.sh"
