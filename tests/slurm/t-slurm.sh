@@ -74,6 +74,9 @@ sub() {
 		--ntasks-per-node=1 $* $REPO/tests/slurm/job.sh"
 }
 out_of() { node_run 1 cat "/tmp/job$1.out"; }
+# reported JOBID: its srun step's three tasks have reported (bounded).  The
+# pattern is quoted for the node's shell: node_run passes one command line.
+reported() { node_run 1 "$S wait-lines /tmp/job$1.out '^node. open 0\$' 3 180"; }
 all_left() { # JOBID NODES...
 	local id=$1 i
 	shift
@@ -88,7 +91,7 @@ echo "# job $j1: sbatch -> COMPLETED took $(echo "$(cluster_now) - $t0" | bc) s"
 out=$(out_of "$j1")
 echo "$out"
 ch=$(echo "$out" | awk '$1 == "batch" && $3 == "list" { print $4 }')
-for h in batch node1 node2 node3; do
+for h in "batch node1" node1 node2 node3; do
 	echo "$out" | grep -q "^$h list $ch \$" && [ -n "$ch" ] &&
 		t_ok "job $j1 $h: sees exactly its channel ($ch)" || t_fail "job $j1 $h: list"
 	echo "$out" | grep -q "^$h stat 600 5001 5001 \$" &&
@@ -111,7 +114,7 @@ echo "$out" | sed 's/^/# /'
 
 # 2. Two users on the same nodes; 3. scancel.
 ja=$(sub alice -N3 --export=ALL,REPO=$REPO,HOLD=1)
-t_check "job $ja (alice) reported" node_run 1 $S wait-lines "/tmp/job$ja.out" '^node. open 0$' 3 180
+t_check "job $ja (alice) reported" reported "$ja"
 cha=$(out_of "$ja" | awk '$1 == "batch" && $3 == "list" { print $4 }')
 jb=$(sub bob -N3 --export=ALL,REPO=$REPO,OTHER=$cha)
 t_check "job $jb (bob, same nodes, while $ja runs) COMPLETED" node_run 1 $S wait-job "$jb" COMPLETED 180
@@ -137,7 +140,7 @@ all_left "$jt" 1 2 3
 
 # 4. Channels exhausted: 5 of 6 held, the next job asks for 2.
 jh=$(sub alice -N3 --imex-channels=5 --export=ALL,REPO=$REPO,HOLD=1)
-t_check "job $jh (5 channels) reported" node_run 1 $S wait-lines "/tmp/job$jh.out" '^node. open 0$' 3 180
+t_check "job $jh (5 channels) reported" reported "$jh"
 jx=$(sub bob -N3 --imex-channels=2 --export=ALL,REPO=$REPO)
 t_check "job $jx (2 channels, none left) shows why" \
 	node_run 1 "_x() { scontrol -o show job $jx | grep -q 'Comment=imex: '; }; . tests/vm/lib.sh; wait_for 120 _x"
@@ -155,7 +158,7 @@ t_check "3 nodes idle again" node_run 1 $S wait-idle 3 90
 
 # slurmctld restarted mid-job: the job keeps running; its end cleans up.
 jr=$(sub alice -N3 --export=ALL,REPO=$REPO,HOLD=1)
-t_check "job $jr reported" node_run 1 $S wait-lines "/tmp/job$jr.out" '^node. open 0$' 3 180
+t_check "job $jr reported" reported "$jr"
 t_check "slurmctld restarted while job $jr runs" node_run 1 $S restart-ctld
 t_check "job $jr still RUNNING" node_run 1 $S wait-job "$jr" RUNNING 60
 node_run 1 "scancel $jr"
@@ -165,7 +168,7 @@ all_left "$jr" 1 2 3
 # 3. A node powered off mid-job: the others clean up once Slurm sees it
 # gone; node3 cleans up once it is back.
 jn=$(sub alice -N3 --no-requeue --export=ALL,REPO=$REPO,HOLD=1)
-t_check "job $jn reported" node_run 1 $S wait-lines "/tmp/job$jn.out" '^node. open 0$' 3 180
+t_check "job $jn reported" reported "$jn"
 node_kill 3
 t_check "job $jn ended by the node failure" node_run 1 $S wait-job "$jn" NODE_FAIL 120
 all_left "$jn" 1 2
