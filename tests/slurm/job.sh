@@ -8,8 +8,11 @@ see() {
 	h=$(hostname)
 	echo "$h list $(ls /dev/imex-channels | tr '\n' ' ')"
 	echo "$h stat $(stat -c '%a %u %g' /dev/imex-channels/* 2>/dev/null | sort -u | tr '\n' ' ')"
-	"$REPO"/tests/kmod/chanopen /dev/imex-channels/channel* info > /dev/null 2>&1
-	echo "$h open $?"
+	rc=0
+	for c in /dev/imex-channels/channel*; do
+		"$REPO"/tests/kmod/chanopen "$c" info > /dev/null 2>&1 || { rc=$?; break; }
+	done
+	echo "$h open $rc"
 	if [ -n "${OTHER:-}" ]; then
 		"$REPO"/tests/kmod/chanopen "/dev/imex-channels/$OTHER" info > /dev/null 2>&1
 		echo "$h other $?"

@@ -109,7 +109,7 @@ wait-job)
 	}
 	;;
 wait-lines)
-	_wait_until "$4" sh -c "[ \$(grep -c '$2' '$1' 2>/dev/null) -ge $3 ]" || {
+	_wait_until "$4" sh -c "n=\$(grep -c '$2' '$1' 2> /dev/null); [ \"\${n:-0}\" -ge $3 ]" || {
 		cat "$1"; fail "fewer than $3 lines '$2' in $1"
 	}
 	;;
