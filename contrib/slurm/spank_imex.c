@@ -302,16 +302,27 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		/* A prolog run again (slurmd restarted, job requeued on the
 		 * same nodes) finds its domain: keep it. */
 		if (err && err != -EEXIST) {
-			prolog_fail(job_id, "creating IMEX domain %s: %s", name,
-				    imexctl_errmsg(ctx));
+			/* "creating domain NAME: why" */
+			prolog_fail(job_id, "%s", imexctl_errmsg(ctx));
 			goto out;
 		}
 	}
 	err = imexctl_domain_wait(ctx, name, IMEXCTL_DOMAIN_READY,
 				  (int)timeout_s * 1000, NULL);
 	if (err) {
-		prolog_fail(job_id, "waiting for IMEX domain %s: %s", name,
-			    imexctl_errmsg(ctx));
+		char why[256];
+		struct imexctl_domain *d = NULL;
+
+		snprintf(why, sizeof(why), "%s", imexctl_errmsg(ctx));
+		/* Never created: the first node's prolog failed and put its
+		 * reason in the job's Comment; keep it there. */
+		if (strcmp(hosts[0], self) &&
+		    imexctl_domain_get(ctx, name, &d) == -ENOENT)
+			slurm_error("imex: job %" PRIu32 ": waiting for IMEX domain %s: %s",
+				    job_id, name, why);
+		else
+			prolog_fail(job_id, "waiting for IMEX domain %s: %s", name, why);
+		imexctl_domain_free(d);
 		goto out;
 	}
 	err = imexctl_cdi_generate(ctx, name, NULL, 0, name, NULL, NULL);
