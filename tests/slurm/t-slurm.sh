@@ -172,7 +172,9 @@ t_check "job $jn reported" reported "$jn"
 node_kill 3
 t_check "job $jn ended by the node failure" node_run 1 $S wait-job "$jn" NODE_FAIL 120
 all_left "$jn" 1 2
+# Back as a fresh VM: its /etc/hosts, munge and slurmd as at the start.
 node_boot 3 || exit 1
+t_check "node3: slurm and munge started after reboot" node_run 3 $S start node1 'node[1-3]' timeout=60
 t_check "node3: imexd attached after reboot" node_run 3 $N start DISCONNECTED_GRACE_SECONDS=5
 all_left "$jn" 3
 
