@@ -26,7 +26,8 @@ user:
 	@for d in $(SUBDIRS_USER); do $(MAKE) -C $$d all || exit 1; done
 
 # What CI runs (.ci/run): the host tiers, the VM suite on Debian 12's 6.1
-# and on 6.12, the benchmarks in quick mode, and the single-node VM suite
+# and on 6.12, Debian's own Slurm with the SPANK plugin on 3 VMs (6.1;
+# check-slurm), the benchmarks in quick mode, and the single-node VM suite
 # with the kernel-interface fuzzer on the debug kernel (built on first use).
 # The benchmarks go before the 6.12 pass, which leaves imex.ko built for
 # 6.12; check-debug rebuilds it for the debug kernel last.  A debug kernel
@@ -40,6 +41,7 @@ check: deps
 	$(MAKE) lint LINT_SPARSE=no
 	$(MAKE) check-ops
 	$(MAKE) check-vm
+	$(MAKE) -C tests check-slurm
 	$(MAKE) -C tests check-bench
 	$(MAKE) check-kernel2
 	$(MAKE) check-debug
