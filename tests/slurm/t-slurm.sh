@@ -149,6 +149,8 @@ t_check "job $jx never ran a task" node_run 1 "! grep -q ' list ' /tmp/job$jx.ou
 # Every node's prolog failed (the first one's at once, the others' when
 # their wait for READY timed out, timeout=60): Slurm drained them all.
 t_check "job $jx's prologs failed on all 3 nodes (drained)" node_run 1 $S wait-drain 3 120
+t_check "job $jx's Comment still has the first node's reason" \
+	node_run 1 "scontrol -o show job $jx | grep -q 'Comment=imex: creating domain slurm-job$jx: .* channels asked for'"
 node_run 1 "scancel $jx $jh; scontrol update NodeName=node[1-3] State=RESUME" || true
 t_check "job $jh CANCELLED" node_run 1 $S wait-job "$jh" CANCELLED 60
 all_left "$jh" 1 2 3
