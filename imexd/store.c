@@ -26,10 +26,10 @@
 #include <json-c/json.h>
 
 #include "store.h"
+#include "store_file.h"
 
 #define NODE_FILE	"node.json"
 #define DOMAINS_DIR	"domains"
-#define TMP_PREFIX	".tmp."
 #define JSON_SUFFIX	".json"
 #define UUID_TEXT_LEN	36
 #define DEF_FILE_MAX	(64 << 20)	/* 2^20 channels fit in ~60 MiB */
@@ -45,18 +45,6 @@ struct imexd_store {
 	uint8_t uuid[16];
 };
 
-static int __attribute__((format(printf, 4, 5)))
-fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* Add "; what" (or "what" first) to @err, cutting at @errlen. */
 static void __attribute__((format(printf, 3, 4)))
@@ -536,153 +524,7 @@ int imexd_def_from_json(const char *json, struct imexd_def *def, char *err,
 	return def_from_text(json, json ? strlen(json) : 0, def, err, errlen);
 }
 
-/* ---- files ---------------------------------------------------------------- */
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-/* Replace @dpath/@name (open as @dfd) with @data, atomically and durably. */
-static int write_atomic(int dfd, const char *dpath, const char *name,
-			const char *data, size_t len)
-{
-	char *tmp = NULL;
-	int fd, ret;
-
-	if (asprintf(&tmp, "%s/" TMP_PREFIX "%s.XXXXXX", dpath, name) < 0)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);	/* mode 0600 */
-	if (fd < 0) {
-		ret = -errno;
-		free(tmp);
-		return ret;
-	}
-	ret = write_all(fd, data, len);
-	if (!ret && fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && renameat(AT_FDCWD, tmp, dfd, name) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	else if (fsync(dfd) < 0)
-		ret = -errno;
-	free(tmp);
-	return ret;
-}
-
-/* Read a regular file of at most @max bytes under @dfd; NUL-terminated. */
-static int read_at(int dfd, const char *name, size_t max, char **buf,
-		   size_t *len)
-{
-	struct stat st;
-	size_t got = 0;
-	char *p;
-	int fd, ret;
-
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		ret = -errno;
-	else if (!S_ISREG(st.st_mode))
-		ret = -EINVAL;
-	else if ((uint64_t)st.st_size > max)
-		ret = -EFBIG;
-	else
-		ret = 0;
-	p = ret ? NULL : malloc((size_t)st.st_size + 1);
-	if (!ret && !p)
-		ret = -ENOMEM;
-	/* At most what fstat said: a file growing meanwhile is cut. */
-	while (!ret && got < (size_t)st.st_size) {
-		ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			ret = -errno;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	if (ret) {
-		free(p);
-		return ret;
-	}
-	p[got] = '\0';
-	*buf = p;
-	*len = got;
-	return 0;
-}
-
 /* ---- the store ------------------------------------------------------------ */
-
-/* Create (0700) or open a directory this process owns; tighten its mode. */
-static int open_dir(int atfd, const char *path, int flags, char *err,
-		    size_t errlen)
-{
-	struct stat st;
-	int fd, e;
-
-	if (mkdirat(atfd, path, 0700) < 0 && errno != EEXIST) {
-		e = errno;
-		return fail(err, errlen, -e, "%s: cannot create: %s", path,
-			    strerror(e));
-	}
-	fd = openat(atfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
-	if (fd < 0) {
-		e = errno;
-		return fail(err, errlen, -e, "%s: cannot open: %s", path,
-			    strerror(e));
-	}
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
-		close(fd);
-		return fail(err, errlen, -EPERM,
-			    "%s: not owned by this user: fix its owner", path);
-	}
-	/* Definitions decide who gets which channel: nobody else may write. */
-	if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0) {
-		e = errno;
-		close(fd);
-		return fail(err, errlen, -e, "%s: cannot chmod 0700: %s", path,
-			    strerror(e));
-	}
-	return fd;
-}
-
-/* Temp files of writers that died; nothing else may be writing. */
-static void remove_stale(int dfd)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)))
-			unlinkat(dfd, de->d_name, 0);
-	closedir(d);
-}
 
 int imexd_store_open(struct imexd_store **store, const char *dir, char *err,
 		     size_t errlen)
@@ -690,22 +532,22 @@ int imexd_store_open(struct imexd_store **store, const char *dir, char *err,
 	struct imexd_store *s;
 
 	if (!store || !dir || !*dir)
-		return fail(err, errlen, -EINVAL, "no state directory");
+		return imexd_errf(err, errlen, -EINVAL, "no state directory");
 	s = calloc(1, sizeof(*s));
 	if (!s || asprintf(&s->domdir, "%s/%s", dir, DOMAINS_DIR) < 0) {
 		free(s);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	s->dir = strdup(dir);
 	s->dirfd = -1;
 	s->domfd = -1;
 	if (!s->dir) {
 		imexd_store_close(s);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
 	}
-	s->dirfd = open_dir(AT_FDCWD, dir, 0, err, errlen);
+	s->dirfd = imexd_file_open_dir(AT_FDCWD, dir, 0, err, errlen);
 	if (s->dirfd >= 0)
-		s->domfd = open_dir(AT_FDCWD, s->domdir, O_NOFOLLOW, err,
+		s->domfd = imexd_file_open_dir(AT_FDCWD, s->domdir, O_NOFOLLOW, err,
 				    errlen);
 	if (s->domfd < 0) {
 		int ret = s->dirfd < 0 ? s->dirfd : s->domfd;
@@ -713,8 +555,8 @@ int imexd_store_open(struct imexd_store **store, const char *dir, char *err,
 		imexd_store_close(s);
 		return ret;
 	}
-	remove_stale(s->dirfd);
-	remove_stale(s->domfd);
+	imexd_file_remove_stale(s->dirfd);
+	imexd_file_remove_stale(s->domfd);
 	*store = s;
 	return 0;
 }
@@ -741,7 +583,7 @@ static int node_uuid_read(struct imexd_store *s, uint8_t uuid[16])
 	size_t len;
 	int ret;
 
-	ret = read_at(s->dirfd, NODE_FILE, NODE_FILE_MAX, &buf, &len);
+	ret = imexd_file_read_at(s->dirfd, NODE_FILE, NODE_FILE_MAX, &buf, &len);
 	if (ret)
 		return ret;
 	o = parse_json(&c, buf, len);
@@ -778,7 +620,7 @@ static int node_uuid_create(struct imexd_store *s, uint8_t uuid[16])
 		return -ENOMEM;
 	}
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
-	ret = text ? write_atomic(s->dirfd, s->dir, NODE_FILE, text,
+	ret = text ? imexd_file_replace(s->dirfd, s->dir, NODE_FILE, text,
 				  strlen(text)) : -ENOMEM;
 	json_object_put(o);
 	return ret;
@@ -825,7 +667,7 @@ int imexd_store_put_def(struct imexd_store *s, const struct imexd_def *def)
 	if (!json)
 		return -ENOMEM;
 	def_file_name(def->uuid, name, sizeof(name));
-	ret = write_atomic(s->domfd, s->domdir, name, json, strlen(json));
+	ret = imexd_file_replace(s->domfd, s->domdir, name, json, strlen(json));
 	free(json);
 	return ret;
 }
@@ -918,20 +760,20 @@ static int load_one(struct imexd_store *s, const char *name,
 	int ret;
 
 	if (uuid_parse(name, strlen(name) - strlen(JSON_SUFFIX), u))
-		return fail(why, whylen, -EINVAL, "not named <uuid>.json");
+		return imexd_errf(why, whylen, -EINVAL, "not named <uuid>.json");
 	def_file_name(u, expect, sizeof(expect));
 	if (strcmp(expect, name))
-		return fail(why, whylen, -EINVAL, "not named as %s", expect);
-	ret = read_at(s->domfd, name, DEF_FILE_MAX, &buf, &len);
+		return imexd_errf(why, whylen, -EINVAL, "not named as %s", expect);
+	ret = imexd_file_read_at(s->domfd, name, DEF_FILE_MAX, &buf, &len);
 	if (ret)
-		return fail(why, whylen, ret, "cannot read: %s", strerror(-ret));
+		return imexd_errf(why, whylen, ret, "cannot read: %s", strerror(-ret));
 	ret = def_from_text(buf, len, def, why, whylen);
 	free(buf);
 	if (ret)
 		return ret;
 	if (memcmp(def->uuid, u, sizeof(u))) {
 		imexd_def_free(def);
-		return fail(why, whylen, -EINVAL,
+		return imexd_errf(why, whylen, -EINVAL,
 			    "holds another domain than its name says");
 	}
 	return 0;
@@ -952,7 +794,7 @@ int imexd_store_load_defs(struct imexd_store *s, struct imexd_def **defs,
 		return -EINVAL;
 	ret = list_defs(s->domfd, &names, &count, err, errlen);
 	if (ret)
-		return fail(err, errlen, ret, "%s: cannot list: %s", s->domdir,
+		return imexd_errf(err, errlen, ret, "%s: cannot list: %s", s->domdir,
 			    strerror(-ret));
 	out = calloc(count ? count : 1, sizeof(*out));
 	for (i = 0; out && i < count; i++) {

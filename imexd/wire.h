@@ -253,6 +253,10 @@ int imexd_msg_decode(const uint8_t *buf, size_t len, struct imexd_msg *msg,
 void imexd_msg_free(struct imexd_msg *msg);
 void imexd_def_free(struct imexd_def *def);
 int imexd_def_copy(struct imexd_def *dst, const struct imexd_def *src);
+/* Does @def hold channel @id?  Its channels are sorted by id. */
+bool imexd_def_has_channel(const struct imexd_def *def, uint32_t id);
+/* Does @def name @node among its members? */
+bool imexd_def_has_member(const struct imexd_def *def, const char *node);
 /* Same content (generation included)? */
 int imexd_def_equal(const struct imexd_def *a, const struct imexd_def *b);
 const char *imexd_msg_type_name(uint8_t type);

@@ -76,6 +76,33 @@ int imexd_def_copy(struct imexd_def *dst, const struct imexd_def *src)
 	return 0;
 }
 
+bool imexd_def_has_channel(const struct imexd_def *def, uint32_t id)
+{
+	size_t lo = 0, hi = def->nchannels;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (def->channels[mid].id == id)
+			return true;
+		if (def->channels[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+bool imexd_def_has_member(const struct imexd_def *def, const char *node)
+{
+	uint16_t i;
+
+	for (i = 0; i < def->nmembers; i++)
+		if (!strncmp(def->members[i].name, node, IMEX_NAME_MAX))
+			return true;
+	return false;
+}
+
 static bool channel_equal(const struct imexd_channel *a,
 			  const struct imexd_channel *b)
 {

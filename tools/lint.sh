@@ -48,7 +48,7 @@ checkpatch() {
 # code (kmod/, the test module in tests/kmod/kapi/) has checkpatch and
 # sparse instead.
 DIRS="libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
-tests/imexd tests/core tests/sim tests/kmod tests/imexd-net tests/fuzz
+tests/imexd tests/core tests/raft tests/sim tests/kmod tests/imexd-net tests/fuzz
 tests/kfuzz contrib/slurm tests/slurm"
 
 # The SPANK plugin and its test driver need <slurm/spank.h> (libslurm-dev;
@@ -124,7 +124,7 @@ tidy_one() {
 }
 
 clang_tidy_all() {
-	TIDY_PKGS=$(pkg-config --cflags libnl-genl-3.0 json-c libkmod libsystemd openssl cmocka 2>/dev/null)
+	TIDY_PKGS=$(pkg-config --cflags libnl-genl-3.0 json-c libkmod libsystemd openssl cmocka raft 2>/dev/null)
 	# The version and every .clang-tidy (tests/ and bench/ have their own).
 	# shellcheck disable=SC2046
 	TIDY_VERSION=$({ clang-tidy --version

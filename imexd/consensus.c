@@ -1,0 +1,1351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * consensus: one raft server driven through raft_step().  See consensus.h
+ * for the contract.  The server keeps its own copy of the log because
+ * raft_step() hands entries out once (to be persisted) and later only
+ * names indexes: outgoing AppendEntries, committed entries to apply and
+ * snapshots are filled from this copy, as libraft's legacy layer does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "consensus.h"
+
+struct cons_entry {
+	raft_term term;
+	enum raft_entry_type type;
+	void *buf;
+	size_t len;
+};
+
+/* An entries write handed out and not yet reported durable. */
+struct cons_write {
+	raft_index first;
+	unsigned n;
+	raft_term *terms;
+	bool bootstrap; /* raft already counts it stored */
+};
+
+struct cons_tag {
+	uint64_t tag;
+	raft_index index;
+	raft_term term;
+};
+
+struct cons_scratch {
+	void *p;
+	bool conf; /* p is a struct raft_configuration to close */
+};
+
+struct cons_snap {
+	bool have;
+	struct raft_snapshot_metadata meta; /* configuration owned */
+	void *data;
+	size_t len;
+};
+
+struct imexd_cons {
+	struct raft raft;
+	bool started;
+	char **names; /* sorted; id = position + 1 */
+	unsigned n;
+	raft_id self;
+	unsigned et, k, snap_threshold, snap_trailing;
+
+	struct cons_entry *log;
+	size_t log_n, log_cap;
+	raft_index log_start; /* index of log[0] */
+
+	struct cons_snap snap;
+	struct cons_snap install; /* received, being persisted */
+	bool installing;
+	bool taking;
+	struct raft_snapshot_metadata take_meta;
+
+	raft_index applied;
+
+	struct cons_write *writes;
+	size_t n_writes, cap_writes;
+
+	struct cons_tag *tags;
+	size_t n_tags, cap_tags;
+
+	struct imexd_cons_action *actions;
+	size_t n_actions, cap_actions, next_action;
+	struct cons_scratch *scratch;
+	size_t n_scratch, cap_scratch;
+
+	struct raft_event *events; /* follow-up events (configurations) */
+	size_t n_events, cap_events;
+
+	/* Upkeep (leader). */
+	uint64_t *heard; /* [id - 1]: last message from that node */
+	raft_id promoting;
+	uint64_t promote_backoff;
+
+	/* Last reported status. */
+	int rep_state;
+	raft_term rep_term;
+	raft_id rep_leader;
+
+	bool refused; /* the last raft_step() failed: inputs still ours */
+};
+
+unsigned imexd_cons_voters(unsigned n)
+{
+	unsigned v = n < IMEXD_CONS_VOTERS_MAX ? n : IMEXD_CONS_VOTERS_MAX;
+
+	/* Odd: an even count tolerates no more failures than one less. */
+	return n ? (v - 1) | 1 : 0;
+}
+
+/* Grow *arr (element size sz) to hold one more than *n. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	p = realloc(*arr, ncap * sz);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+#define GROW(c, arr, n, cap) \
+	grow((void **)&(c)->arr, &(c)->cap, (c)->n, sizeof(*(c)->arr))
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+raft_id imexd_cons_id(const struct imexd_cons *c, const char *name)
+{
+	char *const *hit;
+
+	hit = bsearch(&name, c->names, c->n, sizeof(*c->names), cmp_name);
+	return hit ? (raft_id)(hit - c->names) + 1 : 0;
+}
+
+const char *imexd_cons_name(const struct imexd_cons *c, raft_id id)
+{
+	return id >= 1 && id <= c->n ? c->names[id - 1] : NULL;
+}
+
+static int conf_copy(const struct raft_configuration *src,
+		     struct raft_configuration *dst)
+{
+	unsigned i;
+
+	raft_configuration_init(dst);
+	for (i = 0; i < src->n; i++) {
+		if (raft_configuration_add(dst, src->servers[i].id,
+					   src->servers[i].address,
+					   src->servers[i].role)) {
+			raft_configuration_close(dst);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void snap_clear(struct cons_snap *s)
+{
+	if (s->have) {
+		raft_configuration_close(&s->meta.configuration);
+		free(s->data);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- scratch and actions ---- */
+
+static void scratch_free(struct imexd_cons *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_scratch; i++) {
+		if (c->scratch[i].conf)
+			raft_configuration_close(c->scratch[i].p);
+		free(c->scratch[i].p);
+	}
+	c->n_scratch = 0;
+}
+
+/* Keep p until the next input call; frees p on failure. */
+static int scratch_add(struct imexd_cons *c, void *p, bool conf)
+{
+	if (GROW(c, scratch, n_scratch, cap_scratch)) {
+		if (conf)
+			raft_configuration_close(p);
+		free(p);
+		return -ENOMEM;
+	}
+	c->scratch[c->n_scratch].p = p;
+	c->scratch[c->n_scratch++].conf = conf;
+	return 0;
+}
+
+static void *scratch_dup(struct imexd_cons *c, const void *p, size_t len)
+{
+	void *d = malloc(len ? len : 1);
+
+	if (!d)
+		return NULL;
+	if (len)
+		memcpy(d, p, len);
+	return scratch_add(c, d, false) ? NULL : d;
+}
+
+static struct imexd_cons_action *push(struct imexd_cons *c,
+				      enum imexd_cons_action_type type)
+{
+	struct imexd_cons_action *a;
+
+	if (GROW(c, actions, n_actions, cap_actions))
+		return NULL;
+	a = &c->actions[c->n_actions++];
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	return a;
+}
+
+bool imexd_cons_next(struct imexd_cons *c, struct imexd_cons_action *a)
+{
+	if (c->next_action >= c->n_actions)
+		return false;
+	*a = c->actions[c->next_action++];
+	return true;
+}
+
+/* Every input call starts here: the previous call's actions must have
+ * been drained, their memory goes now. */
+static int begin(struct imexd_cons *c)
+{
+	if (c->next_action < c->n_actions || c->taking)
+		return -EBUSY;
+	c->n_actions = 0;
+	c->next_action = 0;
+	scratch_free(c);
+	return 0;
+}
+
+/* ---- log copy ---- */
+
+static raft_index log_last(const struct imexd_cons *c)
+{
+	return c->log_start + c->log_n - 1;
+}
+
+static const struct cons_entry *log_get(const struct imexd_cons *c,
+					raft_index i)
+{
+	if (i < c->log_start || i > log_last(c))
+		return NULL;
+	return &c->log[i - c->log_start];
+}
+
+static raft_term log_term(const struct imexd_cons *c, raft_index i)
+{
+	const struct cons_entry *e = log_get(c, i);
+
+	if (e)
+		return e->term;
+	if (c->snap.have && c->snap.meta.index == i)
+		return c->snap.meta.term;
+	return 0;
+}
+
+static void log_truncate(struct imexd_cons *c, raft_index from)
+{
+	while (c->log_n > 0 && log_last(c) >= from)
+		free(c->log[--c->log_n].buf);
+}
+
+/* Drop entries up to and including upto. */
+static void log_compact(struct imexd_cons *c, raft_index upto)
+{
+	size_t drop, i;
+
+	if (upto < c->log_start)
+		return;
+	drop = upto - c->log_start + 1;
+	if (drop > c->log_n)
+		drop = c->log_n;
+	for (i = 0; i < drop; i++)
+		free(c->log[i].buf);
+	memmove(c->log, c->log + drop, (c->log_n - drop) * sizeof(*c->log));
+	c->log_n -= drop;
+	c->log_start += drop;
+}
+
+static int log_append(struct imexd_cons *c, const struct raft_entry *e)
+{
+	struct cons_entry *d;
+
+	if (GROW(c, log, log_n, log_cap))
+		return -ENOMEM;
+	d = &c->log[c->log_n];
+	d->buf = malloc(e->buf.len ? e->buf.len : 1);
+	if (!d->buf)
+		return -ENOMEM;
+	if (e->buf.len)
+		memcpy(d->buf, e->buf.base, e->buf.len);
+	d->len = e->buf.len;
+	d->term = e->term;
+	d->type = e->type;
+	c->log_n++;
+	return 0;
+}
+
+/* n entries from index as raft_entry structs in scratch memory. */
+static struct raft_entry *entries_out(struct imexd_cons *c, raft_index index,
+				      unsigned n)
+{
+	struct raft_entry *out;
+	unsigned i;
+
+	out = calloc(n ? n : 1, sizeof(*out));
+	if (!out || scratch_add(c, out, false))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const struct cons_entry *e = log_get(c, index + i);
+
+		if (!e)
+			return NULL;
+		out[i].term = e->term;
+		out[i].type = e->type;
+		out[i].buf.len = e->len;
+		out[i].buf.base = scratch_dup(c, e->buf, e->len);
+		if (!out[i].buf.base)
+			return NULL;
+	}
+	return out;
+}
+
+/* ---- raft_step and its update ---- */
+
+static int map_err(int rv)
+{
+	switch (rv) {
+	case 0:
+		return 0;
+	case RAFT_NOMEM:
+		return -ENOMEM;
+	case RAFT_NOTLEADER:
+	case RAFT_LEADERSHIPLOST:
+		return -IMEXD_CONS_ENOTLEADER;
+	case RAFT_CANTCHANGE:
+	case RAFT_BUSY:
+		return -EBUSY;
+	case RAFT_NOSPACE:
+		return -ENOSPC;
+	case RAFT_MALFORMED:
+	case RAFT_INVALID:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+static int queue_event(struct imexd_cons *c, const struct raft_event *ev)
+{
+	if (GROW(c, events, n_events, cap_events))
+		return -ENOMEM;
+	c->events[c->n_events++] = *ev;
+	return 0;
+}
+
+static int on_entries(struct imexd_cons *c, const struct raft_update *u)
+{
+	struct imexd_cons_action *a;
+	struct cons_write *w;
+	unsigned i;
+	int rv = 0;
+
+	log_truncate(c, u->entries.index);
+	for (i = 0; i < u->entries.n && !rv; i++)
+		rv = log_append(c, &u->entries.batch[i]);
+	/* The batch is ours now, copied or not. */
+	raft_free(u->entries.batch[0].batch);
+	if (rv)
+		return rv;
+	if (GROW(c, writes, n_writes, cap_writes))
+		return -ENOMEM;
+	w = &c->writes[c->n_writes];
+	w->terms = malloc(u->entries.n * sizeof(*w->terms));
+	if (!w->terms)
+		return -ENOMEM;
+	for (i = 0; i < u->entries.n; i++)
+		w->terms[i] = u->entries.batch[i].term;
+	w->first = u->entries.index;
+	w->n = u->entries.n;
+	w->bootstrap = false;
+	c->n_writes++;
+	a = push(c, IMEXD_CONS_PERSIST_ENTRIES);
+	if (!a)
+		return -ENOMEM;
+	a->entries.index = u->entries.index;
+	a->entries.n = u->entries.n;
+	a->entries.entries = entries_out(c, u->entries.index, u->entries.n);
+	return a->entries.entries ? 0 : -ENOMEM;
+}
+
+static int on_install(struct imexd_cons *c, const struct raft_update *u)
+{
+	struct imexd_cons_action *a;
+
+	/* raft gives us the chunk; the configuration goes back to it with
+	 * RAFT_PERSISTED_SNAPSHOT. */
+	snap_clear(&c->install);
+	c->install.have = true;
+	c->install.meta = u->snapshot.metadata;
+	c->install.data = u->snapshot.chunk.base;
+	c->install.len = u->snapshot.chunk.len;
+	c->installing = true;
+	log_truncate(c, c->log_start);
+	c->log_start = u->snapshot.metadata.index + 1;
+	a = push(c, IMEXD_CONS_PERSIST_SNAPSHOT);
+	if (!a)
+		return -ENOMEM;
+	a->snapshot.metadata = &c->install.meta;
+	a->snapshot.data = c->install.data;
+	a->snapshot.len = c->install.len;
+	return 0;
+}
+
+static int on_message(struct imexd_cons *c, const struct raft_message *m)
+{
+	struct imexd_cons_action *a;
+	struct raft_message *out;
+
+	out = malloc(sizeof(*out));
+	if (!out || scratch_add(c, out, false))
+		return -ENOMEM;
+	*out = *m;
+	out->server_id = c->self;
+	out->server_address = c->names[c->self - 1];
+	if (m->type == RAFT_APPEND_ENTRIES) {
+		struct raft_append_entries *ae = &out->append_entries;
+
+		ae->entries = NULL;
+		if (ae->n_entries) {
+			ae->entries = entries_out(c, ae->prev_log_index + 1,
+						  ae->n_entries);
+			if (!ae->entries)
+				return -ENOMEM;
+		}
+	} else if (m->type == RAFT_INSTALL_SNAPSHOT) {
+		struct raft_install_snapshot *is = &out->install_snapshot;
+		struct raft_configuration *conf;
+
+		if (!c->snap.have)
+			return -EIO;
+		conf = malloc(sizeof(*conf));
+		if (!conf)
+			return -ENOMEM;
+		if (conf_copy(&c->snap.meta.configuration, conf)) {
+			free(conf);
+			return -ENOMEM;
+		}
+		if (scratch_add(c, conf, true))
+			return -ENOMEM;
+		is->last_index = c->snap.meta.index;
+		is->last_term = c->snap.meta.term;
+		is->conf = *conf;
+		is->conf_index = c->snap.meta.configuration_index;
+		is->data.len = c->snap.len;
+		is->data.base = scratch_dup(c, c->snap.data, c->snap.len);
+		if (!is->data.base)
+			return -ENOMEM;
+	}
+	a = push(c, IMEXD_CONS_SEND);
+	if (!a)
+		return -ENOMEM;
+	a->send.to = m->server_id;
+	a->send.to_name = imexd_cons_name(c, m->server_id);
+	a->send.msg = out;
+	return 0;
+}
+
+/* Tags of entries up to index are settled: applied with the same term,
+ * or dropped. */
+static int settle_tags(struct imexd_cons *c, raft_index index,
+		       raft_term term, struct imexd_cons_action *apply)
+{
+	size_t i = 0;
+
+	while (i < c->n_tags) {
+		struct cons_tag *t = &c->tags[i];
+
+		if (t->index > index) {
+			i++;
+			continue;
+		}
+		if (apply && t->index == index && t->term == term) {
+			apply->apply.tag = t->tag;
+		} else {
+			struct imexd_cons_action *a;
+
+			a = push(c, IMEXD_CONS_DROPPED);
+			if (!a)
+				return -ENOMEM;
+			a->dropped.tag = t->tag;
+			a->dropped.index = t->index;
+		}
+		c->tags[i] = c->tags[--c->n_tags];
+	}
+	return 0;
+}
+
+static int apply_committed(struct imexd_cons *c)
+{
+	raft_index commit = raft_commit_index(&c->raft);
+
+	while (c->applied < commit) {
+		raft_index i = c->applied + 1;
+		const struct cons_entry *e = log_get(c, i);
+		struct imexd_cons_action *a;
+		struct raft_event ev;
+		struct raft_buffer b;
+		int rv;
+
+		if (!e)
+			break; /* a snapshot is being installed */
+		switch (e->type) {
+		case RAFT_COMMAND:
+			a = push(c, IMEXD_CONS_APPLY);
+			if (!a)
+				return -ENOMEM;
+			a->apply.index = i;
+			a->apply.term = e->term;
+			a->apply.len = e->len;
+			a->apply.data = scratch_dup(c, e->buf, e->len);
+			if (!a->apply.data)
+				return -ENOMEM;
+			rv = settle_tags(c, i, e->term, a);
+			break;
+		case RAFT_CHANGE:
+			memset(&ev, 0, sizeof(ev));
+			ev.type = RAFT_CONFIGURATION;
+			ev.configuration.index = i;
+			b.base = e->buf;
+			b.len = e->len;
+			rv = raft_configuration_decode(&b, &ev.configuration.conf);
+			if (rv)
+				return map_err(rv);
+			rv = queue_event(c, &ev);
+			if (rv) {
+				raft_configuration_close(&ev.configuration.conf);
+				return rv;
+			}
+			rv = settle_tags(c, i, 0, NULL);
+			break;
+		default:
+			rv = settle_tags(c, i, 0, NULL);
+			break;
+		}
+		if (rv)
+			return rv;
+		c->applied = i;
+	}
+	return 0;
+}
+
+static int report_state(struct imexd_cons *c)
+{
+	struct imexd_cons_action *a;
+	raft_id leader = imexd_cons_leader(c);
+	int st = raft_state(&c->raft);
+
+	if (st == c->rep_state && leader == c->rep_leader &&
+	    c->raft.current_term == c->rep_term)
+		return 0;
+	if (st == RAFT_LEADER && c->rep_state != RAFT_LEADER) {
+		unsigned i;
+
+		/* Everybody gets a fresh start on a new leader. */
+		for (i = 0; i < c->n; i++)
+			c->heard[i] = c->raft.now;
+		c->promoting = 0;
+	}
+	c->rep_state = st;
+	c->rep_leader = leader;
+	c->rep_term = c->raft.current_term;
+	a = push(c, IMEXD_CONS_STATE);
+	if (!a)
+		return -ENOMEM;
+	a->state.state = st;
+	a->state.term = c->rep_term;
+	a->state.leader = leader;
+	a->state.leader_name = imexd_cons_name(c, leader);
+	return 0;
+}
+
+static int step_one(struct imexd_cons *c, struct raft_event *ev)
+{
+	struct raft_update u;
+	unsigned i;
+	int rv;
+
+	ev->capacity = 0;
+	memset(ev->reserved, 0, sizeof(ev->reserved));
+	rv = raft_step(&c->raft, ev, &u);
+	c->refused = rv != 0;
+	if (rv)
+		return map_err(rv);
+	if (u.flags & (RAFT_UPDATE_CURRENT_TERM | RAFT_UPDATE_VOTED_FOR)) {
+		struct imexd_cons_action *a;
+
+		a = push(c, IMEXD_CONS_PERSIST_TERM_VOTE);
+		if (!a)
+			return -ENOMEM;
+		a->term_vote.term = c->raft.current_term;
+		a->term_vote.voted_for = c->raft.voted_for;
+	}
+	if (u.flags & RAFT_UPDATE_ENTRIES) {
+		rv = on_entries(c, &u);
+		if (rv)
+			return rv;
+	}
+	if (u.flags & RAFT_UPDATE_SNAPSHOT) {
+		rv = on_install(c, &u);
+		if (rv)
+			return rv;
+	}
+	if (u.flags & RAFT_UPDATE_MESSAGES) {
+		for (i = 0; i < u.messages.n; i++) {
+			rv = on_message(c, &u.messages.batch[i]);
+			if (rv)
+				return rv;
+		}
+	}
+	if (u.flags & RAFT_UPDATE_COMMIT_INDEX) {
+		rv = apply_committed(c);
+		if (rv)
+			return rv;
+	}
+	return report_state(c);
+}
+
+/* Step ev, then the configuration events it led to. */
+static int step(struct imexd_cons *c, uint64_t now, struct raft_event *ev)
+{
+	size_t i;
+	int rv;
+
+	ev->time = now;
+	rv = step_one(c, ev);
+	if (rv)
+		return rv;
+	for (i = 0; !rv && i < c->n_events; i++) {
+		/* A copy: stepping may grow (move) the array. */
+		struct raft_event e = c->events[i];
+
+		e.time = now;
+		rv = step_one(c, &e); /* raft takes the configuration */
+	}
+	for (; i < c->n_events; i++)
+		raft_configuration_close(&c->events[i].configuration.conf);
+	c->n_events = 0;
+	c->refused = false;
+	return rv;
+}
+
+static int submit_entry(struct imexd_cons *c, uint64_t now,
+			enum raft_entry_type type, const void *data,
+			size_t len)
+{
+	struct raft_event ev;
+	struct raft_entry e;
+	int rv;
+
+	e.term = c->raft.current_term;
+	e.type = type;
+	e.buf.len = len;
+	e.buf.base = raft_malloc(len ? len : 1);
+	if (!e.buf.base)
+		return -ENOMEM;
+	if (len)
+		memcpy(e.buf.base, data, len);
+	e.batch = e.buf.base;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_SUBMIT;
+	ev.submit.entries = &e;
+	ev.submit.n = 1;
+	/* Refused: the batch is still ours.  Accepted: on_entries frees it. */
+	rv = step(c, now, &ev);
+	if (rv && c->refused)
+		raft_free(e.batch);
+	return rv;
+}
+
+/* ---- voter upkeep ---- */
+
+static int change_role(struct imexd_cons *c, uint64_t now, raft_id id,
+		       int role)
+{
+	struct raft_configuration conf;
+	struct raft_buffer buf;
+	unsigned i;
+	int rv;
+
+	if (conf_copy(&c->raft.configuration, &conf))
+		return -ENOMEM;
+	for (i = 0; i < conf.n; i++)
+		if (conf.servers[i].id == id)
+			conf.servers[i].role = role;
+	rv = raft_configuration_encode(&conf, &buf);
+	raft_configuration_close(&conf);
+	if (rv)
+		return map_err(rv);
+	rv = submit_entry(c, now, RAFT_CHANGE, buf.base, buf.len);
+	raft_free(buf.base);
+	return rv;
+}
+
+static bool leader_ready(const struct imexd_cons *c)
+{
+	raft_index ci = raft_commit_index(&c->raft);
+
+	return ci > 0 && log_term(c, ci) == c->raft.current_term;
+}
+
+static int upkeep(struct imexd_cons *c, uint64_t now)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	uint64_t lost_after = (uint64_t)c->k * c->et;
+	raft_id lost = 0, standby = 0, oldest = 0;
+	uint64_t oldest_heard = UINT64_MAX;
+	unsigned i, voters = 0;
+	int status;
+
+	if (raft_state(&c->raft) != RAFT_LEADER)
+		return 0;
+	if (!leader_ready(c)) {
+		/* Commit an entry of this term before any change. */
+		if (log_term(c, log_last(c)) == c->raft.current_term)
+			return 0;
+		return submit_entry(c, now, RAFT_BARRIER, "\0\0\0\0\0\0\0\0", 8);
+	}
+	if (c->promoting) {
+		if (raft_catch_up(&c->raft, c->promoting, &status) ||
+		    status == RAFT_CATCH_UP_ABORTED) {
+			c->promoting = 0;
+			c->promote_backoff = now + c->et;
+			return 0;
+		}
+		if (status != RAFT_CATCH_UP_FINISHED)
+			return 0;
+		if (c->raft.configuration_uncommitted_index ||
+		    c->raft.leader_state.promotee_id)
+			return 0;
+		standby = c->promoting;
+		c->promoting = 0;
+		return change_role(c, now, standby, RAFT_VOTER);
+	}
+	if (c->raft.configuration_uncommitted_index ||
+	    c->raft.leader_state.promotee_id)
+		return 0;
+	for (i = 0; i < conf->n; i++) {
+		const struct raft_server *s = &conf->servers[i];
+		uint64_t heard;
+
+		if (s->id < 1 || s->id > c->n)
+			continue;
+		heard = s->id == c->self ? now : c->heard[s->id - 1];
+		if (s->role == RAFT_VOTER) {
+			voters++;
+			if (s->id != c->self && now - heard > lost_after && !lost)
+				lost = s->id;
+			if (s->id != c->self && heard <= oldest_heard) {
+				oldest_heard = heard;
+				oldest = s->id;
+			}
+		} else if (s->role == RAFT_STANDBY && !standby &&
+			   now - heard < c->et) {
+			standby = s->id;
+		}
+	}
+	if (voters > imexd_cons_voters(c->n) && (lost || oldest))
+		return change_role(c, now, lost ? lost : oldest, RAFT_STANDBY);
+	if ((lost || voters < imexd_cons_voters(c->n)) && standby &&
+	    now >= c->promote_backoff) {
+		struct raft_event ev;
+		raft_index match;
+
+		if (raft_match_index(&c->raft, standby, &match) == 0 &&
+		    match == raft_last_index(&c->raft))
+			return change_role(c, now, standby, RAFT_VOTER);
+		memset(&ev, 0, sizeof(ev));
+		ev.type = RAFT_CATCH_UP;
+		ev.catch_up.server_id = standby;
+		c->promoting = standby;
+		return step(c, now, &ev);
+	}
+	return 0;
+}
+
+/* ---- snapshots ---- */
+
+static int maybe_take_snapshot(struct imexd_cons *c)
+{
+	struct imexd_cons_action *a;
+	raft_index base = c->snap.have ? c->snap.meta.index : 0;
+
+	/* Not past what is stored here: raft forgets the terms of entries a
+	 * snapshot covers, and a write still in flight needs them. */
+	if (!c->snap_threshold || c->taking || c->installing ||
+	    c->applied != raft_commit_index(&c->raft) ||
+	    c->applied > c->raft.last_stored ||
+	    c->applied - base < c->snap_threshold ||
+	    !log_get(c, c->applied))
+		return 0;
+	memset(&c->take_meta, 0, sizeof(c->take_meta));
+	if (conf_copy(&c->raft.configuration_committed,
+		      &c->take_meta.configuration))
+		return -ENOMEM;
+	c->take_meta.index = c->applied;
+	c->take_meta.term = log_term(c, c->applied);
+	c->take_meta.configuration_index = c->raft.configuration_committed_index;
+	c->taking = true;
+	a = push(c, IMEXD_CONS_TAKE_SNAPSHOT);
+	if (!a)
+		return -ENOMEM;
+	a->snapshot.metadata = &c->take_meta;
+	return 0;
+}
+
+/* Common tail of every input: leader upkeep and snapshots. */
+static int finish(struct imexd_cons *c, uint64_t now, int rv)
+{
+	if (!rv)
+		rv = upkeep(c, now);
+	if (!rv)
+		rv = maybe_take_snapshot(c);
+	return rv;
+}
+
+/* ---- public ---- */
+
+int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out)
+{
+	struct imexd_cons *c;
+	unsigned i;
+
+	if (!cfg->roster || !cfg->n_roster || cfg->n_roster > IMEXD_CONS_ROSTER_MAX ||
+	    !cfg->self)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->names = calloc(cfg->n_roster, sizeof(*c->names));
+	c->heard = calloc(cfg->n_roster, sizeof(*c->heard));
+	if (!c->names || !c->heard)
+		goto nomem;
+	for (i = 0; i < cfg->n_roster; i++) {
+		if (!cfg->roster[i] || !cfg->roster[i][0])
+			goto inval;
+		c->names[i] = strdup(cfg->roster[i]);
+		if (!c->names[i])
+			goto nomem;
+		c->n++;
+	}
+	qsort(c->names, c->n, sizeof(*c->names), cmp_name);
+	for (i = 1; i < c->n; i++)
+		if (!strcmp(c->names[i - 1], c->names[i]))
+			goto inval;
+	c->self = imexd_cons_id(c, cfg->self);
+	if (!c->self)
+		goto inval;
+	c->et = cfg->election_timeout_ms ? cfg->election_timeout_ms : 1000;
+	c->k = cfg->lost_voter_timeouts ? cfg->lost_voter_timeouts : 10;
+	c->snap_threshold = cfg->snapshot_threshold;
+	c->snap_trailing = cfg->snapshot_trailing;
+	c->log_start = 1;
+	c->rep_state = -1;
+	if (raft_init(&c->raft, NULL, NULL, c->self, c->names[c->self - 1]))
+		goto nomem;
+	raft_seed(&c->raft, cfg->seed ? cfg->seed : (unsigned)c->self);
+	raft_set_election_timeout(&c->raft, c->et);
+	raft_set_heartbeat_timeout(&c->raft, cfg->heartbeat_timeout_ms ?
+				   cfg->heartbeat_timeout_ms :
+				   (c->et / 10 ? c->et / 10 : 1));
+	raft_set_pre_vote(&c->raft, true);
+	*out = c;
+	return 0;
+inval:
+	imexd_cons_free(c);
+	return -EINVAL;
+nomem:
+	imexd_cons_free(c);
+	return -ENOMEM;
+}
+
+void imexd_cons_free(struct imexd_cons *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	if (c->raft.address)
+		raft_close(&c->raft, NULL);
+	scratch_free(c);
+	free(c->scratch);
+	free(c->actions);
+	for (i = 0; i < c->n_events; i++)
+		raft_configuration_close(&c->events[i].configuration.conf);
+	free(c->events);
+	log_truncate(c, c->log_start);
+	free(c->log);
+	for (i = 0; i < c->n_writes; i++)
+		free(c->writes[i].terms);
+	free(c->writes);
+	free(c->tags);
+	snap_clear(&c->snap);
+	if (c->installing) {
+		raft_configuration_close(&c->install.meta.configuration);
+		free(c->install.data);
+	}
+	if (c->taking)
+		raft_configuration_close(&c->take_meta.configuration);
+	for (i = 0; i < c->n; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->heard);
+	free(c);
+}
+
+/* The initial configuration entry of the roster (term 1, index 1). */
+static int bootstrap_entry(const struct imexd_cons *c, struct raft_buffer *buf)
+{
+	struct raft_configuration conf;
+	unsigned i, v = imexd_cons_voters(c->n);
+	int rv = 0;
+
+	raft_configuration_init(&conf);
+	for (i = 0; i < c->n && !rv; i++)
+		rv = raft_configuration_add(&conf, i + 1, c->names[i],
+					    i < v ? RAFT_VOTER : RAFT_STANDBY);
+	if (!rv)
+		rv = raft_configuration_encode(&conf, buf);
+	raft_configuration_close(&conf);
+	return map_err(rv);
+}
+
+int imexd_cons_start(struct imexd_cons *c, uint64_t now,
+		     const struct imexd_cons_start *st)
+{
+	struct raft_snapshot_metadata meta, *pmeta = NULL;
+	struct raft_entry boot, *ents = NULL;
+	const struct raft_entry *src = st->entries;
+	struct raft_buffer bbuf = { 0 };
+	struct imexd_cons_action *a;
+	struct raft_event ev;
+	unsigned i, n = st->n_entries;
+	raft_index start = st->start_index;
+	raft_term term = st->term;
+	size_t total = 0;
+	uint8_t *cur, *batch = NULL;
+	bool boot_needed = !st->snapshot && !n;
+	int rv;
+
+	rv = begin(c);
+	if (rv)
+		return rv;
+	if (c->started)
+		return -EALREADY;
+	if (boot_needed) {
+		rv = bootstrap_entry(c, &bbuf);
+		if (rv)
+			return rv;
+		boot.term = 1;
+		boot.type = RAFT_CHANGE;
+		boot.buf = bbuf;
+		boot.batch = NULL;
+		src = &boot;
+		n = 1;
+		start = 1;
+		if (term < 1) {
+			term = 1;
+			a = push(c, IMEXD_CONS_PERSIST_TERM_VOTE);
+			if (!a)
+				goto nomem;
+			a->term_vote.term = 1;
+			a->term_vote.voted_for = st->voted_for;
+		}
+	} else if (!st->snapshot && start != 1) {
+		return -EINVAL;
+	}
+	if (st->snapshot) {
+		c->snap.have = true;
+		c->snap.meta = *st->snapshot;
+		if (conf_copy(&st->snapshot->configuration,
+			      &c->snap.meta.configuration)) {
+			c->snap.have = false;
+			goto nomem;
+		}
+		c->snap.data = malloc(st->snapshot_len ? st->snapshot_len : 1);
+		if (!c->snap.data)
+			goto nomem;
+		if (st->snapshot_len)
+			memcpy(c->snap.data, st->snapshot_data, st->snapshot_len);
+		c->snap.len = st->snapshot_len;
+		c->applied = st->snapshot->index;
+		meta = *st->snapshot;
+		if (conf_copy(&st->snapshot->configuration, &meta.configuration))
+			goto nomem;
+		pmeta = &meta; /* raft takes meta.configuration */
+	}
+	c->log_start = start;
+	for (i = 0; i < n; i++) {
+		rv = log_append(c, &src[i]);
+		if (rv)
+			goto out;
+		total += src[i].buf.len;
+	}
+	if (n) {
+		ents = raft_malloc(n * sizeof(*ents));
+		batch = raft_malloc(total ? total : 1);
+		if (!ents || !batch) {
+			raft_free(ents);
+			raft_free(batch);
+			ents = NULL;
+			goto nomem;
+		}
+		cur = batch;
+		for (i = 0; i < n; i++) {
+			ents[i] = src[i];
+			ents[i].buf.base = cur;
+			ents[i].batch = batch;
+			if (src[i].buf.len)
+				memcpy(cur, src[i].buf.base, src[i].buf.len);
+			cur += src[i].buf.len;
+		}
+	}
+	if (boot_needed) {
+		struct cons_write *w;
+
+		if (GROW(c, writes, n_writes, cap_writes))
+			goto nomem_ents;
+		w = &c->writes[c->n_writes];
+		w->terms = malloc(sizeof(*w->terms));
+		if (!w->terms)
+			goto nomem_ents;
+		w->terms[0] = 1;
+		w->first = 1;
+		w->n = 1;
+		w->bootstrap = true;
+		c->n_writes++;
+		a = push(c, IMEXD_CONS_PERSIST_ENTRIES);
+		if (!a)
+			goto nomem_ents;
+		a->entries.index = 1;
+		a->entries.n = 1;
+		a->entries.entries = entries_out(c, 1, 1);
+		if (!a->entries.entries)
+			goto nomem_ents;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_START;
+	ev.start.term = term;
+	ev.start.voted_for = st->voted_for;
+	ev.start.metadata = pmeta;
+	ev.start.start_index = start;
+	ev.start.entries = ents;
+	ev.start.n_entries = n;
+	pmeta = NULL;
+	rv = step(c, now, &ev);
+	/* Refused: raft has freed the entries already. */
+	if (ents && !(rv && c->refused)) {
+		raft_free(batch);
+		raft_free(ents);
+	}
+	ents = NULL;
+	if (!rv)
+		c->started = true;
+	rv = finish(c, now, rv);
+	goto out;
+nomem_ents:
+	if (ents) {
+		raft_free(batch);
+		raft_free(ents);
+	}
+nomem:
+	rv = -ENOMEM;
+	if (pmeta)
+		raft_configuration_close(&pmeta->configuration);
+out:
+	raft_free(bbuf.base);
+	return rv;
+}
+
+/*
+ * libraft rejects an AppendEntries whose previous entry lies inside this
+ * node's snapshot (its terms are forgotten), and the leader, whose own
+ * snapshot is older, retries below it for ever.  Entries up to our
+ * snapshot are committed, so every leader of a term we accept holds them
+ * unchanged: start the message at our snapshot instead.
+ */
+static void skip_snapshotted(struct imexd_cons *c, struct raft_append_entries *ae)
+{
+	raft_index si = c->snap.have ? c->snap.meta.index : 0;
+	unsigned k;
+
+	if (!si || ae->prev_log_index >= si || ae->term < c->raft.current_term)
+		return;
+	k = (unsigned)(si - ae->prev_log_index);
+	if (k > ae->n_entries)
+		k = ae->n_entries;
+	/* An entry at the snapshot's index must be the snapshot's. */
+	if (k && ae->prev_log_index + k == si &&
+	    ae->entries[k - 1].term != c->snap.meta.term)
+		return;
+	if (k == ae->n_entries && ae->n_entries)
+		raft_free(ae->entries[0].batch); /* nothing left for raft */
+	ae->entries = k == ae->n_entries ? NULL : ae->entries + k;
+	ae->n_entries -= k;
+	ae->prev_log_index = si;
+	ae->prev_log_term = c->snap.meta.term;
+}
+
+int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
+		       struct raft_message *msg)
+{
+	struct raft_message local;
+	struct raft_event ev;
+	int rv = begin(c);
+
+	if (!rv && (!c->started || !imexd_cons_name(c, from) || from == c->self))
+		rv = -EINVAL;
+	/* raft would keep a second snapshot's buffers without using them;
+	 * the leader sends it again later. */
+	if (!rv && c->installing && msg->type == RAFT_INSTALL_SNAPSHOT)
+		rv = 1;
+	if (rv) {
+		/* Ownership passes even on refusal. */
+		if (msg->type == RAFT_APPEND_ENTRIES &&
+		    msg->append_entries.n_entries)
+			raft_free(msg->append_entries.entries[0].batch);
+		if (msg->type == RAFT_INSTALL_SNAPSHOT) {
+			raft_configuration_close(&msg->install_snapshot.conf);
+			raft_free(msg->install_snapshot.data.base);
+		}
+		return rv > 0 ? 0 : rv;
+	}
+	c->heard[from - 1] = now;
+	msg->server_id = from;
+	msg->server_address = c->names[from - 1];
+	local = *msg;
+	if (local.type == RAFT_APPEND_ENTRIES)
+		skip_snapshotted(c, &local.append_entries);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_RECEIVE;
+	ev.receive.message = &local;
+	return finish(c, now, step(c, now, &ev));
+}
+
+int imexd_cons_tick(struct imexd_cons *c, uint64_t now)
+{
+	struct raft_event ev;
+	int rv = begin(c);
+
+	if (rv)
+		return rv;
+	if (!c->started)
+		return -EINVAL;
+	if (now < raft_timeout(&c->raft))
+		return finish(c, now, 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_TIMEOUT;
+	return finish(c, now, step(c, now, &ev));
+}
+
+int imexd_cons_persisted(struct imexd_cons *c, uint64_t now, raft_index last)
+{
+	struct cons_write w;
+	struct raft_event ev;
+	unsigned m = 0;
+	int rv = begin(c);
+
+	if (rv)
+		return rv;
+	if (!c->n_writes || c->writes[0].first + c->writes[0].n - 1 != last)
+		return -EINVAL;
+	w = c->writes[0];
+	memmove(c->writes, c->writes + 1, --c->n_writes * sizeof(*c->writes));
+	/* Only the prefix still in the log counts: a newer leader may have
+	 * replaced the rest meanwhile. */
+	while (m < w.n && (w.first + m < c->log_start ||
+			   log_term(c, w.first + m) == w.terms[m]))
+		m++;
+	free(w.terms);
+	if (w.bootstrap || !m || c->installing ||
+	    w.first + m - 1 <= c->raft.last_stored ||
+	    raft_state(&c->raft) == RAFT_CANDIDATE)
+		return finish(c, now, 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_PERSISTED_ENTRIES;
+	ev.persisted_entries.index = w.first + m - 1;
+	return finish(c, now, step(c, now, &ev));
+}
+
+int imexd_cons_snapshot_persisted(struct imexd_cons *c, uint64_t now)
+{
+	struct imexd_cons_action *a;
+	struct raft_configuration keep;
+	struct raft_event ev;
+	int rv = begin(c);
+
+	if (rv)
+		return rv;
+	if (!c->installing)
+		return -EINVAL;
+	if (conf_copy(&c->install.meta.configuration, &keep))
+		return -ENOMEM;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_PERSISTED_SNAPSHOT;
+	ev.persisted_snapshot.metadata = c->install.meta; /* raft takes conf */
+	ev.persisted_snapshot.offset = 0;
+	ev.persisted_snapshot.last = true;
+	snap_clear(&c->snap);
+	c->snap = c->install;
+	c->snap.meta.configuration = keep;
+	memset(&c->install, 0, sizeof(c->install));
+	c->installing = false;
+	/* Writes handed out before the snapshot no longer count. */
+	while (c->n_writes)
+		free(c->writes[--c->n_writes].terms);
+	log_truncate(c, c->log_start);
+	c->log_start = c->snap.meta.index + 1;
+	c->applied = c->snap.meta.index;
+	rv = settle_tags(c, c->snap.meta.index, 0, NULL);
+	if (rv)
+		return rv;
+	a = push(c, IMEXD_CONS_RESTORE);
+	if (!a)
+		return -ENOMEM;
+	a->snapshot.metadata = &c->snap.meta;
+	a->snapshot.data = c->snap.data;
+	a->snapshot.len = c->snap.len;
+	return finish(c, now, step(c, now, &ev));
+}
+
+int imexd_cons_snapshot_taken(struct imexd_cons *c, uint64_t now,
+			      const void *data, size_t len)
+{
+	struct raft_event ev;
+	void *copy;
+	bool taking = c->taking;
+	int rv;
+
+	c->taking = false;
+	rv = begin(c);
+	c->taking = taking;
+	if (rv)
+		return rv;
+	if (!c->taking)
+		return -EINVAL;
+	copy = malloc(len ? len : 1);
+	if (!copy)
+		return -ENOMEM;
+	if (len)
+		memcpy(copy, data, len);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_SNAPSHOT;
+	ev.snapshot.metadata = c->take_meta; /* raft takes the configuration */
+	ev.snapshot.trailing = c->snap_trailing;
+	snap_clear(&c->snap);
+	c->snap.have = true;
+	c->snap.meta = c->take_meta;
+	c->snap.data = copy;
+	c->snap.len = len;
+	c->taking = false;
+	if (conf_copy(&ev.snapshot.metadata.configuration,
+		      &c->snap.meta.configuration)) {
+		raft_configuration_close(&ev.snapshot.metadata.configuration);
+		snap_clear(&c->snap);
+		return -ENOMEM;
+	}
+	/* Keep at least what raft keeps (trailing entries). */
+	if (c->snap.meta.index > (raft_index)c->snap_trailing + 1)
+		log_compact(c, c->snap.meta.index - c->snap_trailing - 1);
+	return finish(c, now, step(c, now, &ev));
+}
+
+int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
+		      size_t len, uint64_t tag, raft_index *index,
+		      raft_id *leader)
+{
+	struct cons_tag *t;
+	int rv = begin(c);
+
+	*leader = imexd_cons_leader(c);
+	if (rv)
+		return rv;
+	if (!c->started || !tag)
+		return -EINVAL;
+	if (raft_state(&c->raft) != RAFT_LEADER)
+		return -IMEXD_CONS_ENOTLEADER;
+	if (GROW(c, tags, n_tags, cap_tags))
+		return -ENOMEM;
+	rv = submit_entry(c, now, RAFT_COMMAND, data, len);
+	if (rv)
+		return finish(c, now, rv);
+	t = &c->tags[c->n_tags++];
+	t->tag = tag;
+	t->index = raft_last_index(&c->raft);
+	t->term = c->raft.current_term;
+	*index = t->index;
+	return finish(c, now, 0);
+}
+
+uint64_t imexd_cons_timeout(const struct imexd_cons *c)
+{
+	return raft_timeout(&c->raft);
+}
+
+enum raft_state imexd_cons_state(const struct imexd_cons *c)
+{
+	return (enum raft_state)c->raft.state;
+}
+
+raft_id imexd_cons_leader(const struct imexd_cons *c)
+{
+	if (c->raft.state == RAFT_LEADER)
+		return c->self;
+	if (c->raft.state == RAFT_FOLLOWER)
+		return c->raft.follower_state.current_leader.id;
+	return 0;
+}
+
+raft_term imexd_cons_term(const struct imexd_cons *c)
+{
+	return c->raft.current_term;
+}
+
+raft_index imexd_cons_applied(const struct imexd_cons *c)
+{
+	return c->applied;
+}
+
+int imexd_cons_role(const struct imexd_cons *c, raft_id id)
+{
+	unsigned i;
+
+	for (i = 0; i < c->raft.configuration.n; i++)
+		if (c->raft.configuration.servers[i].id == id)
+			return c->raft.configuration.servers[i].role;
+	return -1;
+}
+
+raft_id imexd_cons_self(const struct imexd_cons *c)
+{
+	return c->self;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared by fsm.c (the table and its commands), fsm_cmd.c (the command
+ * codec) and fsm_snap.c (snapshot and restore); nothing else includes it.
+ */
+#ifndef IMEXD_FSM_INTERNAL_H
+#define IMEXD_FSM_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "fsm.h"
+
+#define FSM_MODE_MAX	0777
+
+struct imexd_fsm {
+	uint64_t last_index;
+	struct imexd_fsm_node *nodes;	/* sorted by name */
+	size_t nnodes, nodes_cap;
+	struct imexd_def *domains;	/* sorted by name; flags always 0 */
+	size_t ndomains, domains_cap;
+};
+
+/*
+ * The one growth helper: make room for @need elements of @size bytes in
+ * *@arr (capacity *@cap), doubling.  0 or -ENOMEM (*@arr untouched).
+ */
+int fsm_grow(void **arr, size_t *cap, size_t need, size_t size);
+
+/* Index of node @name in @fsm, or -1. */
+long fsm_node_find(const struct imexd_fsm *fsm, const char *name);
+
+/* Is @a all zero bytes? */
+bool fsm_zero16(const uint8_t a[16]);
+
+/* Printable ASCII without the space, up to IMEXD_ADDR_MAX (may be empty). */
+bool fsm_addr_valid(const char *addr);
+
+/* ---- big-endian writer: counts while buf is NULL, then fills ---------- */
+
+struct fsm_wr {
+	uint8_t *buf;
+	size_t len;
+};
+
+static inline void wr_bytes(struct fsm_wr *w, const void *p, size_t n)
+{
+	if (w->buf && n)
+		memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static inline void wr_be(struct fsm_wr *w, uint64_t v, unsigned int bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++) {
+		if (w->buf)
+			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+		w->len++;
+	}
+}
+
+/* Only for checked strings: NUL-terminated within @cap, at most 255. */
+static inline void wr_str(struct fsm_wr *w, const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap);
+
+	wr_be(w, n, 1);
+	wr_bytes(w, s, n);
+}
+
+/* ---- bounds-checked big-endian reader ----------------------------------- */
+
+struct fsm_rd {
+	const uint8_t *p;
+	size_t left;
+	int err;		/* first error, then every read fails */
+	const char *why;
+};
+
+static inline bool rd_fail(struct fsm_rd *r, int err, const char *why)
+{
+	if (!r->err) {
+		r->err = err;
+		r->why = why;
+	}
+	return false;
+}
+
+/* rd_fail() for functions that return the error. */
+static inline int rd_error(struct fsm_rd *r, int err, const char *why)
+{
+	rd_fail(r, err, why);
+	return r->err;
+}
+
+static inline bool rd_bytes(struct fsm_rd *r, void *out, size_t n)
+{
+	if (r->err)
+		return false;
+	if (r->left < n)
+		return rd_fail(r, -EBADMSG, "truncated");
+	if (n)
+		memcpy(out, r->p, n);
+	r->p += n;
+	r->left -= n;
+	return true;
+}
+
+static inline uint64_t rd_be(struct fsm_rd *r, unsigned int bytes)
+{
+	uint8_t b[8] = { 0 };
+	uint64_t v = 0;
+	unsigned int i;
+
+	if (!rd_bytes(r, b, bytes))
+		return 0;
+	for (i = 0; i < bytes; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/*
+ * A str into @out (@cap bytes, NUL-terminated): a name (valid by the
+ * uAPI rule) when @name, else an address.
+ */
+static inline bool rd_str(struct fsm_rd *r, char *out, size_t cap, bool name)
+{
+	size_t n = (size_t)rd_be(r, 1);
+
+	if (r->err)
+		return false;
+	if (n >= cap)
+		return rd_fail(r, -EBADMSG, "string longer than its field");
+	if (!rd_bytes(r, out, n))
+		return false;
+	out[n] = '\0';
+	if (strlen(out) != n)
+		return rd_fail(r, -EBADMSG, "NUL inside a string");
+	if (name ? !imexd_name_valid(out) : !fsm_addr_valid(out))
+		return rd_fail(r, -EBADMSG, name ?
+			       "name is not [A-Za-z0-9][A-Za-z0-9_.-]*" :
+			       "address is not printable ASCII");
+	return true;
+}
+
+/*
+ * Would @n elements of at least @min bytes each fit what is left?  Checked
+ * before allocating for them.
+ */
+static inline bool rd_room(struct fsm_rd *r, uint64_t n, size_t min)
+{
+	if (r->err)
+		return false;
+	if (n > r->left / min)
+		return rd_fail(r, -EBADMSG, "count larger than the bytes left");
+	return true;
+}
+
+/* Member lists on the wire, shared by the command codec and the snapshot. */
+void fsm_wr_members(struct fsm_wr *w, const struct imexd_member *m,
+		    uint16_t n);
+int fsm_rd_members(struct fsm_rd *r, struct imexd_member **out, uint16_t *n);
+
+/*
+ * The member-list rules of a domain (1..IMEX_MEMBERS_MAX, valid unique
+ * names, printable addresses): 0, or -EINVAL / -E2BIG and @why.
+ */
+int fsm_check_members(const struct imexd_member *m, uint16_t n,
+		      const char **why);
+
+#endif /* IMEXD_FSM_INTERNAL_H */

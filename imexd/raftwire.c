@@ -1,0 +1,991 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * raftwire: the codec of libraft's messages (raftwire.h).
+ *
+ * As in wire.c, decoding reads the fields with every read and count bounded
+ * before anything is allocated, then check_msg() validates the result with
+ * the very function the encoder runs on its input: whatever the encoder
+ * accepts decodes, and whatever decodes re-encodes to the same bytes.
+ *
+ * The decoded message is allocated with raft_malloc() because raft frees
+ * parts of it (raftwire.h, "Ownership").
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raftwire.h"
+
+#define ENTRY_HDR_LEN	13	/* u64 term, u8 type, u32 len */
+#define SERVER_MIN_LEN	11	/* u64 id, u8 role, u8 len, >= 1 byte */
+#define LIBRAFT_CONF_FORMAT	1	/* libraft's configuration encoding */
+#define LIBRAFT_SERVER_MIN_LEN	11	/* u64 id, >= 1 byte, NUL, u8 role */
+
+_Static_assert(IMEXD_RAFTWIRE_FRAME_MAX >= IMEXD_RAFTWIRE_HEADER_LEN +
+	       4 * 8 + 2 + IMEXD_RAFT_SERVERS_MAX *
+	       (8 + 1 + 1 + IMEXD_RAFTWIRE_ADDR_MAX) + 4 +
+	       IMEXD_RAFTWIRE_SNAPSHOT_MAX, "snapshot frames exceed the max");
+_Static_assert(IMEXD_RAFTWIRE_FRAME_MAX >= IMEXD_RAFTWIRE_HEADER_LEN +
+	       4 * 8 + 4 + IMEXD_RAFTWIRE_ENTRIES_MAX * ENTRY_HDR_LEN +
+	       IMEXD_RAFTWIRE_APPEND_MAX, "append frames exceed the max");
+_Static_assert(IMEXD_RAFTWIRE_ENTRY_MAX <= IMEXD_RAFTWIRE_APPEND_MAX,
+	       "one entry must fit in an AppendEntries");
+
+static int bad(const char **why, int err, const char *what)
+{
+	if (why)
+		*why = what;
+	return err;
+}
+
+/* ---- configurations ------------------------------------------------------ */
+
+/* One server, wherever it comes from (a struct, libraft's bytes). */
+struct srv {
+	uint64_t id;
+	const char *addr;	/* not NUL-terminated */
+	size_t alen;
+	int role;
+};
+
+static int srv_cmp_id(const void *a, const void *b)
+{
+	const struct srv *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int srv_cmp_addr(const void *a, const void *b)
+{
+	const struct srv *x = a, *y = b;
+
+	if (x->alen != y->alen)
+		return x->alen < y->alen ? -1 : 1;
+	return memcmp(x->addr, y->addr, x->alen);
+}
+
+static bool addr_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] < '!' || s[i] > '~')
+			return false;
+	return true;
+}
+
+/*
+ * The configuration rules on @n views (sorted in place).  Duplicates are
+ * found by sorting: a hostile list of 1024 long, similar addresses costs
+ * n log n comparisons, not n^2.
+ */
+static int check_servers(struct srv *v, size_t n, const char **why)
+{
+	size_t i;
+
+	if (!n)
+		return bad(why, -EBADMSG, "configuration without servers");
+	if (n > IMEXD_RAFT_SERVERS_MAX)
+		return bad(why, -E2BIG,
+			   "more servers than IMEXD_RAFT_SERVERS_MAX");
+	for (i = 0; i < n; i++) {
+		if (!v[i].id)
+			return bad(why, -EBADMSG, "server id 0");
+		if (v[i].role != RAFT_STANDBY && v[i].role != RAFT_VOTER &&
+		    v[i].role != RAFT_SPARE)
+			return bad(why, -EBADMSG, "server role out of range");
+		if (v[i].alen > IMEXD_RAFTWIRE_ADDR_MAX)
+			return bad(why, -E2BIG,
+				   "server address longer than IMEXD_RAFTWIRE_ADDR_MAX");
+		if (!v[i].alen || !addr_ok(v[i].addr, v[i].alen))
+			return bad(why, -EBADMSG,
+				   "server address is not printable ASCII");
+	}
+	qsort(v, n, sizeof(*v), srv_cmp_id);
+	for (i = 1; i < n; i++)
+		if (v[i].id == v[i - 1].id)
+			return bad(why, -EBADMSG, "server id listed twice");
+	qsort(v, n, sizeof(*v), srv_cmp_addr);
+	for (i = 1; i < n; i++)
+		if (!srv_cmp_addr(&v[i], &v[i - 1]))
+			return bad(why, -EBADMSG, "server address listed twice");
+	return 0;
+}
+
+static int check_conf(const struct raft_configuration *c, const char **why)
+{
+	struct srv *v;
+	unsigned i;
+	int err;
+
+	if (!c->n)
+		return bad(why, -EBADMSG, "configuration without servers");
+	if (c->n > IMEXD_RAFT_SERVERS_MAX)
+		return bad(why, -E2BIG,
+			   "more servers than IMEXD_RAFT_SERVERS_MAX");
+	if (!c->servers)
+		return bad(why, -EBADMSG, "server count without servers");
+	v = calloc(c->n, sizeof(*v));
+	if (!v)
+		return bad(why, -ENOMEM, "out of memory");
+	err = 0;
+	for (i = 0; i < c->n && !err; i++) {
+		const struct raft_server *s = &c->servers[i];
+
+		if (!s->address) {
+			err = bad(why, -EBADMSG, "server without an address");
+			break;
+		}
+		v[i].id = s->id;
+		v[i].addr = s->address;
+		v[i].alen = strnlen(s->address, IMEXD_RAFTWIRE_ADDR_MAX + 1);
+		v[i].role = s->role;
+	}
+	if (!err)
+		err = check_servers(v, c->n, why);
+	free(v);
+	return err;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * libraft's configuration encoding (src/configuration.c): u8 format (1),
+ * u64 n (little-endian), n x { u64 id (little-endian), address, NUL,
+ * u8 role }, zeros up to a multiple of 8 bytes.
+ */
+int imexd_raftwire_conf_check(const void *buf, size_t len, const char **why)
+{
+	const uint8_t *p = buf;
+	struct srv *v;
+	uint64_t n;
+	size_t off, i;
+	int err = 0;
+
+	if (!p || len < 9 || len % 8)
+		return bad(why, -EBADMSG, "configuration entry length");
+	if (p[0] != LIBRAFT_CONF_FORMAT)
+		return bad(why, -EBADMSG, "configuration entry format");
+	n = get_le64(p + 1);
+	if (n > IMEXD_RAFT_SERVERS_MAX)
+		return bad(why, -E2BIG,
+			   "more servers than IMEXD_RAFT_SERVERS_MAX");
+	if (!n)
+		return bad(why, -EBADMSG, "configuration without servers");
+	if (n > (len - 9) / LIBRAFT_SERVER_MIN_LEN)
+		return bad(why, -EBADMSG, "configuration entry shorter than its servers");
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return bad(why, -ENOMEM, "out of memory");
+	off = 9;
+	for (i = 0; i < n && !err; i++) {
+		const uint8_t *nul;
+
+		if (len - off < LIBRAFT_SERVER_MIN_LEN) {
+			err = bad(why, -EBADMSG,
+				  "configuration entry shorter than its servers");
+			break;
+		}
+		v[i].id = get_le64(p + off);
+		off += 8;
+		nul = memchr(p + off, 0, len - off);
+		if (!nul || (size_t)(nul - p) + 2 > len) {
+			err = bad(why, -EBADMSG,
+				  "configuration entry shorter than its servers");
+			break;
+		}
+		v[i].addr = (const char *)p + off;
+		v[i].alen = (size_t)(nul - (p + off));
+		off += v[i].alen + 1;
+		v[i].role = p[off++];
+	}
+	if (!err && (off + 7) / 8 * 8 != len)
+		err = bad(why, -EBADMSG, "configuration entry longer than its servers");
+	for (i = off; !err && i < len; i++)
+		if (p[i])
+			err = bad(why, -EBADMSG, "configuration entry padding not zero");
+	if (!err)
+		err = check_servers(v, n, why);
+	free(v);
+	return err;
+}
+
+/* ---- validation shared by encoder and decoder --------------------------- */
+
+static bool idx_ok(raft_index i)
+{
+	return i <= IMEXD_RAFTWIRE_INDEX_MAX;
+}
+
+static int check_term(raft_term term, const char **why)
+{
+	if (!term)
+		return bad(why, -EBADMSG, "term 0");
+	if (!idx_ok(term))
+		return bad(why, -EBADMSG, "term above IMEXD_RAFTWIRE_INDEX_MAX");
+	return 0;
+}
+
+static int check_features(unsigned short features, const char **why)
+{
+	if (features & ~IMEXD_RAFTWIRE_FEATURES)
+		return bad(why, -EBADMSG, "unknown feature flags");
+	return 0;
+}
+
+static int check_entry(const struct raft_append_entries *a, unsigned i,
+		       size_t *total, const char **why)
+{
+	const struct raft_entry *e = &a->entries[i];
+	raft_term low = i ? a->entries[i - 1].term : a->prev_log_term;
+
+	if (e->type != RAFT_COMMAND && e->type != RAFT_BARRIER &&
+	    e->type != RAFT_CHANGE)
+		return bad(why, -EBADMSG, "entry type out of range");
+	if (!e->term || e->term < low || e->term > a->term)
+		return bad(why, -EBADMSG,
+			   "entry term not between the previous one and the message's");
+	if (e->buf.len > IMEXD_RAFTWIRE_ENTRY_MAX)
+		return bad(why, -E2BIG, "entry longer than IMEXD_RAFTWIRE_ENTRY_MAX");
+	if (e->buf.len && !e->buf.base)
+		return bad(why, -EBADMSG, "entry length without data");
+	*total += e->buf.len;
+	if (*total > IMEXD_RAFTWIRE_APPEND_MAX)
+		return bad(why, -E2BIG,
+			   "entries longer than IMEXD_RAFTWIRE_APPEND_MAX");
+	if (e->type == RAFT_CHANGE)
+		return imexd_raftwire_conf_check(e->buf.base, e->buf.len, why);
+	return 0;
+}
+
+static int check_append(const struct raft_append_entries *a, const char **why)
+{
+	size_t total = 0;
+	unsigned i;
+	int err;
+
+	if (a->version != IMEXD_RAFTWIRE_V_APPEND_ENTRIES)
+		return bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
+	err = check_term(a->term, why);
+	if (err)
+		return err;
+	if (!idx_ok(a->prev_log_index) || !idx_ok(a->leader_commit))
+		return bad(why, -EBADMSG, "index above IMEXD_RAFTWIRE_INDEX_MAX");
+	if (!a->prev_log_index != !a->prev_log_term)
+		return bad(why, -EBADMSG,
+			   "previous term 0 without previous index 0, or back");
+	if (a->prev_log_term > a->term)
+		return bad(why, -EBADMSG, "previous term above the message's");
+	if (a->n_entries > IMEXD_RAFTWIRE_ENTRIES_MAX)
+		return bad(why, -E2BIG,
+			   "more entries than IMEXD_RAFTWIRE_ENTRIES_MAX");
+	if (a->n_entries && !a->entries)
+		return bad(why, -EBADMSG, "entry count without entries");
+	if (a->n_entries > IMEXD_RAFTWIRE_INDEX_MAX - a->prev_log_index)
+		return bad(why, -EBADMSG, "last entry index above IMEXD_RAFTWIRE_INDEX_MAX");
+	for (i = 0; i < a->n_entries; i++) {
+		err = check_entry(a, i, &total, why);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int check_snapshot(const struct raft_install_snapshot *s,
+			  const char **why)
+{
+	int err;
+
+	if (s->version != IMEXD_RAFTWIRE_V_INSTALL_SNAPSHOT)
+		return bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
+	err = check_term(s->term, why);
+	if (err)
+		return err;
+	if (!s->last_index || !idx_ok(s->last_index))
+		return bad(why, -EBADMSG, "snapshot index 0 or above the bound");
+	if (!s->last_term || s->last_term > s->term)
+		return bad(why, -EBADMSG,
+			   "snapshot term 0 or above the message's");
+	if (s->conf_index > s->last_index)
+		return bad(why, -EBADMSG,
+			   "configuration index above the snapshot's");
+	if (s->data.len > IMEXD_RAFTWIRE_SNAPSHOT_MAX)
+		return bad(why, -E2BIG,
+			   "snapshot longer than IMEXD_RAFTWIRE_SNAPSHOT_MAX");
+	if (s->data.len && !s->data.base)
+		return bad(why, -EBADMSG, "snapshot length without data");
+	return check_conf(&s->conf, why);
+}
+
+static int check_msg(const struct raft_message *m, const char **why)
+{
+	const struct raft_request_vote *rv = &m->request_vote;
+	const struct raft_request_vote_result *rr = &m->request_vote_result;
+	const struct raft_append_entries_result *ar = &m->append_entries_result;
+	const struct raft_timeout_now *tn = &m->timeout_now;
+	int err;
+
+	switch (m->type) {
+	case RAFT_REQUEST_VOTE:
+		if (rv->version != IMEXD_RAFTWIRE_V_REQUEST_VOTE)
+			break;
+		err = check_term(rv->term, why);
+		if (err)
+			return err;
+		if (!rv->candidate_id)
+			return bad(why, -EBADMSG, "candidate id 0");
+		if (!idx_ok(rv->last_log_index) || rv->last_log_term > rv->term)
+			return bad(why, -EBADMSG,
+				   "last log index or term out of range");
+		return 0;
+	case RAFT_REQUEST_VOTE_RESULT:
+		if (rr->version != IMEXD_RAFTWIRE_V_REQUEST_VOTE_RESULT)
+			break;
+		err = check_term(rr->term, why);
+		return err ? err : check_features(rr->features, why);
+	case RAFT_APPEND_ENTRIES:
+		return check_append(&m->append_entries, why);
+	case RAFT_APPEND_ENTRIES_RESULT:
+		if (ar->version != IMEXD_RAFTWIRE_V_APPEND_ENTRIES_RESULT)
+			break;
+		err = check_term(ar->term, why);
+		if (err)
+			return err;
+		/*
+		 * Not last_log_index: libraft 0.22.1 leaves it uninitialised
+		 * when it rejects a stale term (recvAppendEntries(),
+		 * recvInstallSnapshot()), and that reply must still reach
+		 * the stale leader.
+		 */
+		if (!idx_ok(ar->rejected))
+			return bad(why, -EBADMSG,
+				   "index above IMEXD_RAFTWIRE_INDEX_MAX");
+		return check_features(ar->features, why);
+	case RAFT_INSTALL_SNAPSHOT:
+		return check_snapshot(&m->install_snapshot, why);
+	case RAFT_TIMEOUT_NOW:
+		if (tn->version != IMEXD_RAFTWIRE_V_TIMEOUT_NOW)
+			break;
+		err = check_term(tn->term, why);
+		if (err)
+			return err;
+		if (!idx_ok(tn->last_log_index) || tn->last_log_term > tn->term)
+			return bad(why, -EBADMSG,
+				   "last log index or term out of range");
+		return 0;
+	default:
+		return bad(why, -EPROTO, "unknown message type");
+	}
+	return bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
+}
+
+/* ---- encoder ------------------------------------------------------------ */
+
+/* A writer that only counts while buf is NULL (wire.c's). */
+struct wr {
+	uint8_t *buf;
+	size_t len;
+};
+
+static void wr_bytes(struct wr *w, const void *p, size_t n)
+{
+	if (w->buf && n)
+		memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void wr_be(struct wr *w, uint64_t v, unsigned int bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++) {
+		if (w->buf)
+			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+		w->len++;
+	}
+}
+
+static void wr_u8(struct wr *w, uint8_t v)
+{
+	wr_be(w, v, 1);
+}
+
+static void wr_u16(struct wr *w, uint16_t v)
+{
+	wr_be(w, v, 2);
+}
+
+static void wr_u32(struct wr *w, uint32_t v)
+{
+	wr_be(w, v, 4);
+}
+
+static void wr_u64(struct wr *w, uint64_t v)
+{
+	wr_be(w, v, 8);
+}
+
+static uint8_t msg_version(const struct raft_message *m)
+{
+	switch (m->type) {
+	case RAFT_REQUEST_VOTE:
+		return m->request_vote.version;
+	case RAFT_REQUEST_VOTE_RESULT:
+		return m->request_vote_result.version;
+	case RAFT_APPEND_ENTRIES:
+		return m->append_entries.version;
+	case RAFT_APPEND_ENTRIES_RESULT:
+		return m->append_entries_result.version;
+	case RAFT_INSTALL_SNAPSHOT:
+		return m->install_snapshot.version;
+	case RAFT_TIMEOUT_NOW:
+		return m->timeout_now.version;
+	}
+	return 0;
+}
+
+static void wr_append(struct wr *w, const struct raft_append_entries *a)
+{
+	unsigned i;
+
+	wr_u64(w, a->term);
+	wr_u64(w, a->prev_log_index);
+	wr_u64(w, a->prev_log_term);
+	wr_u64(w, a->leader_commit);
+	wr_u32(w, a->n_entries);
+	for (i = 0; i < a->n_entries; i++) {
+		wr_u64(w, a->entries[i].term);
+		wr_u8(w, (uint8_t)a->entries[i].type);
+		wr_u32(w, (uint32_t)a->entries[i].buf.len);
+	}
+	for (i = 0; i < a->n_entries; i++)
+		wr_bytes(w, a->entries[i].buf.base, a->entries[i].buf.len);
+}
+
+static void wr_snapshot(struct wr *w, const struct raft_install_snapshot *s)
+{
+	unsigned i;
+
+	wr_u64(w, s->term);
+	wr_u64(w, s->last_index);
+	wr_u64(w, s->last_term);
+	wr_u64(w, s->conf_index);
+	wr_u16(w, (uint16_t)s->conf.n);
+	for (i = 0; i < s->conf.n; i++) {
+		const struct raft_server *v = &s->conf.servers[i];
+		size_t n = strlen(v->address);
+
+		wr_u64(w, v->id);
+		wr_u8(w, (uint8_t)v->role);
+		wr_u8(w, (uint8_t)n);
+		wr_bytes(w, v->address, n);
+	}
+	wr_u32(w, (uint32_t)s->data.len);
+	wr_bytes(w, s->data.base, s->data.len);
+}
+
+static void wr_msg(struct wr *w, const struct raft_message *m)
+{
+	const struct raft_request_vote *rv = &m->request_vote;
+	const struct raft_request_vote_result *rr = &m->request_vote_result;
+	const struct raft_append_entries_result *ar = &m->append_entries_result;
+	const struct raft_timeout_now *tn = &m->timeout_now;
+
+	wr_u8(w, IMEXD_RAFTWIRE_VERSION);
+	wr_u8(w, (uint8_t)m->type);
+	wr_u8(w, msg_version(m));
+	wr_u8(w, 0);
+	switch (m->type) {
+	case RAFT_REQUEST_VOTE:
+		wr_u64(w, rv->term);
+		wr_u64(w, rv->candidate_id);
+		wr_u64(w, rv->last_log_index);
+		wr_u64(w, rv->last_log_term);
+		wr_u8(w, (uint8_t)(rv->disrupt_leader | rv->pre_vote << 1));
+		break;
+	case RAFT_REQUEST_VOTE_RESULT:
+		wr_u64(w, rr->term);
+		wr_u8(w, (uint8_t)(rr->vote_granted | rr->pre_vote << 1));
+		wr_u16(w, rr->features);
+		wr_u16(w, rr->capacity);
+		break;
+	case RAFT_APPEND_ENTRIES:
+		wr_append(w, &m->append_entries);
+		break;
+	case RAFT_APPEND_ENTRIES_RESULT:
+		wr_u64(w, ar->term);
+		wr_u64(w, ar->rejected);
+		wr_u64(w, ar->last_log_index);
+		wr_u16(w, ar->features);
+		wr_u16(w, ar->capacity);
+		break;
+	case RAFT_INSTALL_SNAPSHOT:
+		wr_snapshot(w, &m->install_snapshot);
+		break;
+	case RAFT_TIMEOUT_NOW:
+		wr_u64(w, tn->term);
+		wr_u64(w, tn->last_log_index);
+		wr_u64(w, tn->last_log_term);
+		break;
+	}
+}
+
+int imexd_raftwire_encode(const struct raft_message *msg, uint8_t **out,
+			  size_t *len)
+{
+	struct wr w = { NULL, 0 };
+	int err;
+
+	if (!msg || !out || !len)
+		return -EINVAL;
+	err = check_msg(msg, NULL);
+	if (err)
+		return err == -E2BIG || err == -ENOMEM ? err : -EINVAL;
+	/* Validated bounds keep the length below IMEXD_RAFTWIRE_FRAME_MAX. */
+	wr_msg(&w, msg);
+	w.buf = malloc(w.len);
+	if (!w.buf)
+		return -ENOMEM;
+	w.len = 0;
+	wr_msg(&w, msg);
+	*out = w.buf;
+	*len = w.len;
+	return 0;
+}
+
+/* ---- decoder ------------------------------------------------------------ */
+
+/* A bounds-checked reader; the first failure sticks and later reads are 0. */
+struct rd {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+	int err;
+	const char *why;
+};
+
+static void rd_fail(struct rd *r, int err, const char *why)
+{
+	if (!r->err) {
+		r->err = err;
+		r->why = why;
+	}
+}
+
+static size_t rd_left(const struct rd *r)
+{
+	return r->err ? 0 : r->len - r->off;
+}
+
+static const uint8_t *rd_take(struct rd *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (r->err)
+		return NULL;
+	if (n > r->len - r->off) {
+		rd_fail(r, -EBADMSG, "message shorter than its fields");
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+static uint64_t get_be(const uint8_t *p, unsigned int bytes)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; p && i < bytes; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint64_t rd_be(struct rd *r, unsigned int bytes)
+{
+	return get_be(rd_take(r, bytes), bytes);
+}
+
+static uint8_t rd_u8(struct rd *r)
+{
+	return (uint8_t)rd_be(r, 1);
+}
+
+static uint16_t rd_u16(struct rd *r)
+{
+	return (uint16_t)rd_be(r, 2);
+}
+
+static uint32_t rd_u32(struct rd *r)
+{
+	return (uint32_t)rd_be(r, 4);
+}
+
+static uint64_t rd_u64(struct rd *r)
+{
+	return rd_be(r, 8);
+}
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/*
+ * The entries: every header is checked on the raw bytes (type, length,
+ * total against what is left) before the array and the batch are allocated.
+ */
+static void rd_entries(struct rd *r, struct raft_append_entries *a)
+{
+	const uint8_t *h, *d;
+	size_t total = 0, batch = 0, at = 0, from = 0;
+	uint32_t n, i;
+	uint8_t *b;
+
+	n = rd_u32(r);
+	if (r->err || !n)
+		return;
+	if (n > IMEXD_RAFTWIRE_ENTRIES_MAX) {
+		rd_fail(r, -E2BIG, "more entries than IMEXD_RAFTWIRE_ENTRIES_MAX");
+		return;
+	}
+	h = rd_take(r, (size_t)n * ENTRY_HDR_LEN);
+	if (!h)
+		return;
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = h + (size_t)i * ENTRY_HDR_LEN;
+		uint32_t elen = (uint32_t)get_be(e + 9, 4);
+
+		if (e[8] != RAFT_COMMAND && e[8] != RAFT_BARRIER &&
+		    e[8] != RAFT_CHANGE) {
+			rd_fail(r, -EBADMSG, "entry type out of range");
+			return;
+		}
+		if (elen > IMEXD_RAFTWIRE_ENTRY_MAX) {
+			rd_fail(r, -E2BIG, "entry longer than IMEXD_RAFTWIRE_ENTRY_MAX");
+			return;
+		}
+		total += elen;
+		batch += pad8(elen);
+	}
+	if (total > IMEXD_RAFTWIRE_APPEND_MAX) {
+		rd_fail(r, -E2BIG, "entries longer than IMEXD_RAFTWIRE_APPEND_MAX");
+		return;
+	}
+	if (total != rd_left(r)) {
+		rd_fail(r, -EBADMSG, total > rd_left(r) ?
+			"message shorter than its fields" :
+			"message longer than its fields");
+		return;
+	}
+	d = rd_take(r, total);
+	if (!d)
+		return;
+	a->entries = raft_calloc(n, sizeof(*a->entries));
+	/* Never NULL, even for empty entries: raft frees entries[0].batch. */
+	b = raft_malloc(batch ? batch : 8);
+	if (!a->entries || !b) {
+		raft_free(a->entries);
+		raft_free(b);
+		a->entries = NULL;
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	a->n_entries = n;
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = h + (size_t)i * ENTRY_HDR_LEN;
+		struct raft_entry *x = &a->entries[i];
+
+		x->term = get_be(e, 8);
+		x->type = (enum raft_entry_type)e[8];
+		x->buf.len = get_be(e + 9, 4);
+		x->buf.base = b + at;
+		x->batch = b;
+		memcpy(b + at, d + from, x->buf.len);
+		memset(b + at + x->buf.len, 0, pad8(x->buf.len) - x->buf.len);
+		from += x->buf.len;
+		at += pad8(x->buf.len);
+	}
+}
+
+static void rd_append(struct rd *r, struct raft_append_entries *a)
+{
+	a->term = rd_u64(r);
+	a->prev_log_index = rd_u64(r);
+	a->prev_log_term = rd_u64(r);
+	a->leader_commit = rd_u64(r);
+	rd_entries(r, a);
+}
+
+static void rd_servers(struct rd *r, struct raft_configuration *c)
+{
+	uint16_t n = rd_u16(r);
+	uint16_t i;
+
+	if (r->err || !n)
+		return;
+	if (n > IMEXD_RAFT_SERVERS_MAX) {
+		rd_fail(r, -E2BIG, "more servers than IMEXD_RAFT_SERVERS_MAX");
+		return;
+	}
+	if (n > rd_left(r) / SERVER_MIN_LEN) {
+		rd_fail(r, -EBADMSG, "message shorter than its fields");
+		return;
+	}
+	c->servers = raft_calloc(n, sizeof(*c->servers));
+	if (!c->servers) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	for (i = 0; i < n && !r->err; i++) {
+		struct raft_server *s = &c->servers[i];
+		const uint8_t *a;
+		uint8_t alen;
+
+		s->id = rd_u64(r);
+		s->role = rd_u8(r);
+		alen = rd_u8(r);
+		a = rd_take(r, alen);
+		if (!a)
+			break;
+		/* Checked on the raw bytes, so a NUL cannot hide a tail. */
+		if (!alen || !addr_ok((const char *)a, alen)) {
+			rd_fail(r, -EBADMSG, "server address is not printable ASCII");
+			break;
+		}
+		s->address = raft_malloc((size_t)alen + 1);
+		if (!s->address) {
+			rd_fail(r, -ENOMEM, "out of memory");
+			break;
+		}
+		memcpy(s->address, a, alen);
+		s->address[alen] = '\0';
+		c->n = i + 1u;
+	}
+}
+
+static void rd_snapshot(struct rd *r, struct raft_install_snapshot *s)
+{
+	const uint8_t *d;
+	uint32_t n;
+
+	s->term = rd_u64(r);
+	s->last_index = rd_u64(r);
+	s->last_term = rd_u64(r);
+	s->conf_index = rd_u64(r);
+	rd_servers(r, &s->conf);
+	n = rd_u32(r);
+	if (r->err)
+		return;
+	if (n > IMEXD_RAFTWIRE_SNAPSHOT_MAX) {
+		rd_fail(r, -E2BIG, "snapshot longer than IMEXD_RAFTWIRE_SNAPSHOT_MAX");
+		return;
+	}
+	if (n != rd_left(r)) {
+		rd_fail(r, -EBADMSG, n > rd_left(r) ?
+			"message shorter than its fields" :
+			"message longer than its fields");
+		return;
+	}
+	d = rd_take(r, n);
+	if (!d)
+		return;
+	/* Never NULL: whoever persists the chunk may hand it to write(). */
+	s->data.base = raft_malloc(n ? n : 1);
+	if (!s->data.base) {
+		rd_fail(r, -ENOMEM, "out of memory");
+		return;
+	}
+	s->data.len = n;
+	memcpy(s->data.base, d, n);
+}
+
+static void rd_flags(struct rd *r, bool *bit0, bool *bit1)
+{
+	uint8_t f = rd_u8(r);
+
+	if (f & ~3u)
+		rd_fail(r, -EBADMSG, "unknown message flags");
+	*bit0 = f & 1;
+	*bit1 = f & 2;
+}
+
+static void rd_body(struct rd *r, struct raft_message *m, uint8_t version)
+{
+	struct raft_request_vote *rv = &m->request_vote;
+	struct raft_request_vote_result *rr = &m->request_vote_result;
+	struct raft_append_entries_result *ar = &m->append_entries_result;
+	struct raft_timeout_now *tn = &m->timeout_now;
+
+	switch (m->type) {
+	case RAFT_REQUEST_VOTE:
+		rv->version = version;
+		rv->term = rd_u64(r);
+		rv->candidate_id = rd_u64(r);
+		rv->last_log_index = rd_u64(r);
+		rv->last_log_term = rd_u64(r);
+		rd_flags(r, &rv->disrupt_leader, &rv->pre_vote);
+		break;
+	case RAFT_REQUEST_VOTE_RESULT:
+		rr->version = version;
+		rr->term = rd_u64(r);
+		rd_flags(r, &rr->vote_granted, &rr->pre_vote);
+		rr->features = rd_u16(r);
+		rr->capacity = rd_u16(r);
+		break;
+	case RAFT_APPEND_ENTRIES:
+		m->append_entries.version = version;
+		rd_append(r, &m->append_entries);
+		break;
+	case RAFT_APPEND_ENTRIES_RESULT:
+		ar->version = version;
+		ar->term = rd_u64(r);
+		ar->rejected = rd_u64(r);
+		ar->last_log_index = rd_u64(r);
+		ar->features = rd_u16(r);
+		ar->capacity = rd_u16(r);
+		break;
+	case RAFT_INSTALL_SNAPSHOT:
+		m->install_snapshot.version = version;
+		rd_snapshot(r, &m->install_snapshot);
+		break;
+	case RAFT_TIMEOUT_NOW:
+		tn->version = version;
+		tn->term = rd_u64(r);
+		tn->last_log_index = rd_u64(r);
+		tn->last_log_term = rd_u64(r);
+		break;
+	}
+}
+
+static int rd_header(struct rd *r, struct raft_message *m, uint8_t *version)
+{
+	uint8_t type;
+
+	if (r->len > IMEXD_RAFTWIRE_FRAME_MAX)
+		rd_fail(r, -E2BIG, "message longer than IMEXD_RAFTWIRE_FRAME_MAX");
+	else if (r->len < IMEXD_RAFTWIRE_HEADER_LEN)
+		rd_fail(r, -EBADMSG, "truncated header");
+	else if (rd_u8(r) != IMEXD_RAFTWIRE_VERSION)
+		rd_fail(r, -EPROTO, "unknown raftwire version");
+	if (r->err)
+		return r->err;
+	type = rd_u8(r);
+	*version = rd_u8(r);
+	if (type < RAFT_APPEND_ENTRIES || type > RAFT_TIMEOUT_NOW)
+		rd_fail(r, -EPROTO, "unknown message type");
+	else if (rd_u8(r))
+		rd_fail(r, -EBADMSG, "non-zero header byte");
+	m->type = (enum raft_message_type)type;
+	return r->err;
+}
+
+int imexd_raftwire_decode(const uint8_t *buf, size_t len, raft_id from,
+			  const char *from_address, struct raft_message *msg,
+			  const char **why)
+{
+	struct rd r = { buf, buf ? len : 0, 0, 0, NULL };
+	struct raft_message m;
+	uint8_t version = 0;
+	int err;
+
+	if (why)
+		*why = NULL;
+	if (!from || !from_address || !msg)
+		return bad(why, -EINVAL, "no sender");
+	memset(&m, 0, sizeof(m));
+	if (!rd_header(&r, &m, &version)) {
+		rd_body(&r, &m, version);
+		if (!r.err && r.off != r.len)
+			rd_fail(&r, -EBADMSG, "message longer than its fields");
+	}
+	err = r.err;
+	if (!err)
+		err = check_msg(&m, &r.why);
+	if (!err && m.type == RAFT_REQUEST_VOTE &&
+	    m.request_vote.candidate_id != from) {
+		r.why = "candidate id is not the sender's";
+		err = -EBADMSG;
+	}
+	if (err) {
+		imexd_raftwire_free(&m);
+		return bad(why, err, r.why);
+	}
+	m.server_id = from;
+	m.server_address = from_address;
+	*msg = m;
+	return 0;
+}
+
+void imexd_raftwire_free(struct raft_message *msg)
+{
+	struct raft_append_entries *a;
+
+	if (!msg)
+		return;
+	switch (msg->type) {
+	case RAFT_APPEND_ENTRIES:
+		a = &msg->append_entries;
+		if (a->entries)
+			raft_free(a->entries[0].batch);
+		raft_free(a->entries);
+		a->entries = NULL;
+		a->n_entries = 0;
+		break;
+	case RAFT_INSTALL_SNAPSHOT:
+		raft_configuration_close(&msg->install_snapshot.conf);
+		raft_configuration_init(&msg->install_snapshot.conf);
+		raft_free(msg->install_snapshot.data.base);
+		msg->install_snapshot.data.base = NULL;
+		msg->install_snapshot.data.len = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+void imexd_raftwire_release(struct raft_message *msg)
+{
+	if (!msg)
+		return;
+	switch (msg->type) {
+	case RAFT_APPEND_ENTRIES:
+		raft_free(msg->append_entries.entries);
+		msg->append_entries.entries = NULL;
+		msg->append_entries.n_entries = 0;
+		break;
+	case RAFT_INSTALL_SNAPSHOT:
+		/* raft took both (freed, or handed out in update->snapshot). */
+		raft_configuration_init(&msg->install_snapshot.conf);
+		msg->install_snapshot.data.base = NULL;
+		msg->install_snapshot.data.len = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+unsigned imexd_raftwire_entries_fit(const struct raft_entry *entries,
+				    unsigned n)
+{
+	size_t total = 0;
+	unsigned i;
+
+	for (i = 0; entries && i < n && i < IMEXD_RAFTWIRE_ENTRIES_MAX; i++) {
+		if (entries[i].buf.len > IMEXD_RAFTWIRE_ENTRY_MAX ||
+		    entries[i].buf.len > IMEXD_RAFTWIRE_APPEND_MAX - total)
+			break;
+		total += entries[i].buf.len;
+	}
+	return i;
+}
