@@ -9,7 +9,7 @@ DESTDIR ?=
 
 export PREFIX DESTDIR
 
-SUBDIRS_USER := libimexctl tools imexd tests
+SUBDIRS_USER := libimexctl tools imexd contrib/slurm tests
 
 .PHONY: all deps kmod user check check-unit check-ops check-vm check-kernel2 bench demo docs install uninstall \
 	dkms-install dkms-uninstall clean lint fuzz check-debug check-debug-cluster
@@ -26,7 +26,8 @@ user:
 	@for d in $(SUBDIRS_USER); do $(MAKE) -C $$d all || exit 1; done
 
 # What CI runs (.ci/run): the host tiers, the VM suite on Debian 12's 6.1
-# and on 6.12, the benchmarks in quick mode, and the single-node VM suite
+# (with the cluster tier) and on 6.12 (single VM), Debian's own Slurm with the SPANK plugin on 3 VMs (6.1;
+# check-slurm), the benchmarks in quick mode, and the single-node VM suite
 # with the kernel-interface fuzzer on the debug kernel (built on first use).
 # The benchmarks go before the 6.12 pass, which leaves imex.ko built for
 # 6.12; check-debug rebuilds it for the debug kernel last.  A debug kernel
@@ -40,6 +41,7 @@ check: deps
 	$(MAKE) lint LINT_SPARSE=no
 	$(MAKE) check-ops
 	$(MAKE) check-vm
+	$(MAKE) -C tests check-slurm
 	$(MAKE) -C tests check-bench
 	$(MAKE) check-kernel2
 	$(MAKE) check-debug
@@ -68,14 +70,14 @@ check-ops: kmod user
 	$(MAKE) -C tests check-ops
 
 # The VM suite (single node, then the cluster tests) on one kernel: KVER,
-# default the newest installed 6.1.  check-kernel2 runs it on the newest
-# installed KERNEL2 (6.12, from tools/install-deps.sh).
+# default the newest installed 6.1.  check-kernel2 runs the single-VM part
+# on the newest installed KERNEL2 (6.12, from tools/install-deps.sh).
 KERNEL2 ?= 6.12
 check-vm: kmod user
 	$(MAKE) -C tests check-vm
 
 check-kernel2: user
-	v=$$(tools/kver.sh $(KERNEL2)) && $(MAKE) check-vm KVER=$$v
+	v=$$(tools/kver.sh $(KERNEL2)) && $(MAKE) check-vm KVER=$$v CLUSTER=no
 
 # The VM suite (check-debug: one node, plus the kernel-interface fuzzer;
 # check-debug-cluster: the multi-VM tests) on a debug kernel built from

@@ -56,6 +56,8 @@ static const struct def {
 	  "KiB in use, nothing granted", ABS_LE, 1024, "<= 1024 KiB extra" },
 	{ "imexd_rss", "imexd RSS, READY 3-node domain", "KiB", "-",
 	  ABS_LE, 8192, "<= 8192 KiB" },
+	{ "slurm_job_start", "Slurm sbatch -> first task (3 VMs)", "ms",
+	  "same, no imex.so", RATIO_LE, 1.5, "<= 1.5x" },
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 #define MAX_SAMPLES 256

@@ -39,7 +39,8 @@ step() { echo "bench: $*" | tee -a "$log" >&2; }
 bad() { echo "bench: FAILED: $*" | tee -a "$log" >&2; failed=1; }
 
 step "building"
-{ make -s -C bench all && make -s -C tests all && make -s -C tests/sim build/imex-sim; } >> "$log" 2>&1 ||
+{ make -s -C bench all && make -s -C tests all && make -s -C tests/sim build/imex-sim &&
+  make -s -C contrib/slurm all; } >> "$log" 2>&1 ||
 	{ bad "build (see $log)"; exit 1; }
 {
 	echo "meta mode $([ "$quick" = 1 ] && echo quick || echo full)"
@@ -87,6 +88,12 @@ grep -s -e '^sample ' "$work/vm/raw.txt" >> "$raw"
 if [ "$cluster" = 1 ]; then
 	step "3 VMs: create, restart, import, imexd memory ($reps repetition(s))"
 	bench/cluster.sh "$reps" "$repo/$raw" >> "$log" 2>&1 || bad "the cluster benchmarks (see $log)"
+	step "3 VMs under Slurm: sbatch -> first task, with and without imex.so ($reps pair(s))"
+	make -s -C tests/unit vm-tools >> "$log" 2>&1 &&
+	tests/slurm/t-slurm.sh --bench "$repo/$raw" "$reps" >> "$log" 2>&1 ||
+		bad "the Slurm start overhead (see $log)"
+	grep -q '^\(sample\|skip\) slurm_job_start ' "$raw" ||
+		echo "skip slurm_job_start t-slurm.sh --bench failed" >> "$raw"
 else
 	# The cluster programs still run, over loopback, so they cannot rot.
 	step "cluster benchmarks not run; their programs over loopback"
@@ -99,7 +106,8 @@ else
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	why="cluster not run ($([ "$quick" = 1 ] && echo quick mode || echo --no-cluster))"
-	for n in import_latency import_throughput domain_create daemon_restart imexd_rss; do
+	for n in import_latency import_throughput domain_create daemon_restart imexd_rss \
+		slurm_job_start; do
 		echo "skip $n $why" >> "$raw"
 	done
 fi

@@ -43,6 +43,11 @@ autoconf
 automake
 libtool
 dpkg-dev
+libslurm-dev
+slurmctld
+slurmd
+slurm-client
+munge
 "
 
 missing=""

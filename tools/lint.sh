@@ -49,11 +49,19 @@ checkpatch() {
 # sparse instead.
 DIRS="libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
 tests/imexd tests/raft tests/kmod tests/imexd-net tests/fuzz
-tests/kfuzz"
+tests/kfuzz contrib/slurm tests/slurm"
+
+# The SPANK plugin and its test driver need <slurm/spank.h> (libslurm-dev;
+# SPANK_INCLUDE names another include directory): skipped without it.
+SPANK_INCLUDE=${SPANK_INCLUDE:-/usr/include}
 
 # User-space C files under $1.
 srcs() {
-	files "$1" | grep '\.c$' | grep -v '^tests/kmod/kapi/'
+	if [ -f "$SPANK_INCLUDE/slurm/spank.h" ]; then
+		files "$1"
+	else
+		files "$1" | grep -v -e '/spank_imex\.c$' -e '/spank-stub\.c$'
+	fi | grep '\.c$' | grep -v '^tests/kmod/kapi/'
 }
 
 incs() {
@@ -63,6 +71,10 @@ incs() {
 	tools/imexctl|tests/unit) i="$i -Ilibimexctl -Ilibimexctl/include -Itools/imexctl" ;;
 	tools/imex-share|bench) i="$i -Ilibimexctl/include" ;;
 	tests/fuzz) i="$i -Iimexd -Ilibimexctl -Ilibimexctl/include" ;;
+	contrib/slurm|tests/slurm)
+		i="$i -Ilibimexctl/include"
+		# Not the system directory: cppcheck would parse libc's headers.
+		[ "$SPANK_INCLUDE" = /usr/include ] || i="$i -I$SPANK_INCLUDE" ;;
 	tests/*) i="$i -Iimexd" ;;
 	esac
 	echo "$i"
