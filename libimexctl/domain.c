@@ -321,9 +321,9 @@ static int check_spec(struct imexctl *ctx, const struct imexctl_domain_spec *spe
 		if (!imexctl_name_valid(m->name))
 			return imexctl_err(ctx, -EINVAL, "domain %s: invalid member name '%s'",
 					   spec->name, m->name ? m->name : "");
-		if (!m->addr || !m->addr[0] || strlen(m->addr) >= IMEX_ADDR_MAX)
+		if (m->addr && strlen(m->addr) >= IMEX_ADDR_MAX)
 			return imexctl_err(ctx, -EINVAL,
-					   "domain %s: member %s needs an address shorter than %d characters",
+					   "domain %s: member %s's address is not shorter than %d characters",
 					   spec->name, m->name, IMEX_ADDR_MAX);
 		for (j = 0; j < i; j++)
 			if (!strcmp(spec->members[j].name, m->name))
@@ -363,7 +363,8 @@ static int fill_create(struct nl_msg *msg, const void *arg)
 		entry = nla_nest_start(msg, (int)(i + 1));
 		if (!entry ||
 		    nla_put_string(msg, IMEX_A_MEMBER_ENTRY_NAME, spec->members[i].name) < 0 ||
-		    nla_put_string(msg, IMEX_A_MEMBER_ADDR, spec->members[i].addr) < 0)
+		    (spec->members[i].addr && spec->members[i].addr[0] &&
+		     nla_put_string(msg, IMEX_A_MEMBER_ADDR, spec->members[i].addr) < 0))
 			return -EMSGSIZE;
 		nla_nest_end(msg, entry);
 	}

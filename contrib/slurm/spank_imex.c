@@ -20,8 +20,8 @@
  *
  * plugstack.conf arguments: channels=N (default per job, 1), max_channels=N
  * (the most a job may ask for, 16), timeout=SECONDS (create and READY wait,
- * 120), port=PORT (imexd's port in member addresses; default: none, the
- * daemon's default).
+ * 120).  Members are the job's Slurm node names, which must be imexd's
+ * NODE_NAMEs and in its NODES_FILE: addresses come from that file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +54,6 @@ SPANK_PLUGIN(imex, 1);
 static unsigned int default_channels = 1;
 static unsigned int max_channels = 16;
 static unsigned int timeout_s = 120;
-static unsigned int port;
 /* The user's --imex-channels, where the option callback ran (remote and
  * local contexts); -1 when not given. */
 static long opt_channels = -1;
@@ -113,13 +112,11 @@ static int parse_args(int ac, char **av)
 			bad = parse_uint(a + 13, MAX_CHANNELS_CAP, &max_channels);
 		else if (!strncmp(a, "timeout=", 8))
 			bad = parse_uint(a + 8, 3600, &timeout_s) || !timeout_s;
-		else if (!strncmp(a, "port=", 5))
-			bad = parse_uint(a + 5, 65535, &port) || !port;
 		else
 			bad = 1;
 		if (bad) {
 			slurm_error("imex: plugstack.conf: bad argument '%s' "
-				    "(channels=N max_channels=N timeout=SECONDS port=PORT)", a);
+				    "(channels=N max_channels=N timeout=SECONDS)", a);
 			return -1;
 		}
 	}
@@ -228,7 +225,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	char name[IMEXCTL_NAME_MAX], selfbuf[IMEXCTL_NAME_MAX];
 	struct imexctl_member_spec *members = NULL;
 	struct imexctl_domain_spec spec = { 0 };
-	char **hosts = NULL, **addrs = NULL;
+	char **hosts = NULL;
 	const char *nodelist, *self, *bad = NULL;
 	struct imexctl *ctx = NULL;
 	unsigned int channels;
@@ -275,20 +272,12 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	 * others wait for it on the event (no polling, no sleep). */
 	if (!strcmp(hosts[0], self)) {
 		members = calloc(n, sizeof(*members));
-		addrs = calloc(n, sizeof(*addrs));
-		if (!members || !addrs) {
+		if (!members) {
 			prolog_fail(job_id, "out of memory");
 			goto out;
 		}
-		for (i = 0; i < n; i++) {
-			if (port && asprintf(&addrs[i], "%s:%u", hosts[i], port) < 0) {
-				addrs[i] = NULL;
-				prolog_fail(job_id, "out of memory");
-				goto out;
-			}
-			members[i].name = hosts[i];
-			members[i].addr = addrs[i] ? addrs[i] : hosts[i];
-		}
+		for (i = 0; i < n; i++)
+			members[i].name = hosts[i];	/* addresses: NODES_FILE */
 		spec.name = name;
 		spec.members = members;
 		spec.n_members = n;
@@ -334,10 +323,6 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		   job_id, name, channels);
 	rc = 0;
 out:
-	if (addrs)
-		for (i = 0; i < n; i++)
-			free(addrs[i]);
-	free(addrs);
 	free(members);
 	hostlist_free(hosts, n);
 	imexctl_free(ctx);

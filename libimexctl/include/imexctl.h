@@ -284,7 +284,8 @@ void imexctl_domain_free(struct imexctl_domain *domain);
 
 struct imexctl_member_spec {
 	const char *name;		/* node name, imexctl_name_valid() */
-	const char *addr;		/* "host[:port]" the daemons use */
+	const char *addr;		/* NULL: NODES_FILE's; else "host[:port]",
+					 * which must match NODES_FILE */
 };
 
 struct imexctl_domain_spec {

@@ -302,7 +302,7 @@ static void test_domain_create_parses_members_channels_owner_mode(void **state)
 	assert_string_equal(a.spec.members[0].name, "a");
 	assert_string_equal(a.spec.members[0].addr, "192.0.2.1:50000");
 	assert_string_equal(a.spec.members[1].name, "b");
-	assert_string_equal(a.spec.members[1].addr, "b");
+	assert_null(a.spec.members[1].addr);
 	assert_string_equal(a.spec.members[2].addr, "[fe80::1]:7");
 	assert_int_equal(a.spec.n_channel_ids, 2);
 	assert_int_equal(a.spec.channel_ids[0], 5);

@@ -20,8 +20,8 @@ static const char create_synopsis[] =
 static const char create_help[] =
 	"Create a domain on every listed node (this node among them) through the\n"
 	"imexd daemons, then wait until every member sees every other (READY).\n\n"
-	"  --nodes NAME[=ADDR],...  members: node name and the host[:port] its imexd\n"
-	"                           listens on (ADDR defaults to NAME); repeatable\n"
+	"  --nodes NAME[=ADDR],...  members: names from imexd's NODES_FILE; an ADDR\n"
+	"                           (host[:port]) must match the file's; repeatable\n"
 	"  --channels N             grant N channels chosen by the daemons (default 0)\n"
 	"  --channel ID             grant channel ID; repeatable (not with --channels)\n"
 	"  --owner UID:GID          owner of the channel devices (default 0:0)\n"

@@ -238,14 +238,14 @@ static int add_node(struct cli_nodes *nodes, char *item, const char **why)
 {
 	struct imexctl_member_spec *nv;
 	char *eq = strchr(item, '=');
-	const char *addr = item;
+	const char *addr = NULL;
 	size_t i;
 
 	if (eq) {
 		*eq = '\0';
 		addr = eq + 1;
 	}
-	if (parse_name(item, why) < 0 || check_addr(addr, why) < 0)
+	if (parse_name(item, why) < 0 || (addr && check_addr(addr, why) < 0))
 		return -EINVAL;
 	for (i = 0; i < nodes->n; i++) {
 		if (!strcmp(nodes->v[i].name, item)) {
@@ -269,7 +269,7 @@ static int add_node(struct cli_nodes *nodes, char *item, const char **why)
 	return 0;
 }
 
-/* NAME[=ADDR][,NAME[=ADDR]...]: ADDR defaults to NAME (a host name). */
+/* NAME[=ADDR][,NAME[=ADDR]...]: no ADDR leaves the address to NODES_FILE. */
 int parse_nodes(const char *s, struct cli_nodes *nodes, const char **why)
 {
 	char **nb, *buf, *item, *save = NULL;
