@@ -275,6 +275,45 @@ int ag_pump(struct imexd_agree *a, uint64_t now)
 }
 
 /* (Re)start the raft server and the table from what storage holds. */
+/*
+ * The group stored in the log (its latest configuration) must be the one
+ * this roster gives: the same raft id for every name.  A changed
+ * NODES_FILE would otherwise count votes for the wrong nodes.  0, or
+ * -ESTALE with a line logged that names both.
+ */
+static int roster_matches(struct imexd_agree *a, const struct imexd_cons *cons,
+			  const struct imexd_cons_start *st)
+{
+	struct raft_configuration conf = { 0 }, *pc = NULL;
+	char stored[256] = "";
+	unsigned i, k;
+	size_t off = 0;
+	int bad = 0;
+
+	for (k = st->n_entries; k-- > 0 && !pc; )
+		if (st->entries[k].type == RAFT_CHANGE &&
+		    !raft_configuration_decode(&st->entries[k].buf, &conf))
+			pc = &conf;
+	if (!pc && st->snapshot)
+		pc = (struct raft_configuration *)&st->snapshot->configuration;
+	for (i = 0; pc && i < pc->n; i++) {
+		const struct raft_server *s = &pc->servers[i];
+
+		if (imexd_cons_id(cons, s->address) != s->id)
+			bad = 1;
+		if (off < sizeof(stored))
+			off += (size_t)snprintf(stored + off, sizeof(stored) - off,
+						"%s%s", i ? ", " : "", s->address);
+	}
+	if (pc == &conf)
+		raft_configuration_close(&conf);
+	if (!bad)
+		return 0;
+	ag_log(a, 3, "the raft log was formed by nodes %s, and NODES_FILE does not give them the same places: use that group's NODES_FILE on this node (changing a group's nodes is not supported yet), or move STATE_DIRECTORY/raft away to start this node anew",
+	       stored);
+	return -ESTALE;
+}
+
 static int server_start(struct imexd_agree *a, uint64_t now)
 {
 	struct imexd_raftlog *log = a->cfg.log;
@@ -341,6 +380,8 @@ static int server_start(struct imexd_agree *a, uint64_t now)
 	st.entries = ents;
 	st.n_entries = n;
 	rv = imexd_cons_new(&cc, &cons);
+	if (!rv)
+		rv = roster_matches(a, cons, &st);
 	if (!rv)
 		rv = imexd_cons_start(cons, now, &st);
 	free(ents);
@@ -535,7 +576,7 @@ int imexd_agree_start(struct imexd_agree *a, uint64_t now,
 	a->next_id = (now << 16) | 1;
 	a->next_period = now + a->cfg.reconcile_period_ms;
 	rv = server_start(a, now);
-	if (rv == -ENOMEM)
+	if (rv == -ENOMEM || rv == -ESTALE)
 		return rv;
 	return ag_settle(a, now);
 }

@@ -137,6 +137,7 @@ void imexd_agree_free(struct imexd_agree *a);
  * them) before the next input (else -EBUSY).
  *
  * Start from what the raftlog holds, with the kernel's domains now.
+ * -ESTALE: the log's group is not this roster's (a LOG action says how).
  */
 int imexd_agree_start(struct imexd_agree *a, uint64_t now,
 		      const struct imexd_def *kernel, size_t n);

@@ -904,9 +904,13 @@ static int start_core(struct daemon *d)
 		 d->cfg.state_directory);
 	r = imexd_node_start(d->core, now_ms(), kdefs, nk);
 	free_defs(kdefs, nk);
-	if (r < 0)
+	if (r < 0) {
+		drain(d);	/* what the core logged about it */
 		return fail("cannot start the agreement from %s/raft: %s",
-			    d->cfg.state_directory, strerror(-r));
+			    d->cfg.state_directory,
+			    r == -ESTALE ? "NODES_FILE does not match the group stored there (see above)" :
+			    strerror(-r));
+	}
 	drain(d);
 	return 0;
 }
