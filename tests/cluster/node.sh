@@ -8,7 +8,7 @@
 #                                 (ready, degraded, down, gone)
 #   node.sh matrix-connected NAME every member sees every other
 #   node.sh dead                  the daemon has exited (bounded wait)
-#   node.sh no-changes SECS       bounded wait until no change is prepared
+#   node.sh no-changes SECS       bounded wait until no channel is reserved
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
 cd "$(dirname "$0")/../.." || exit 2
@@ -87,7 +87,7 @@ dead)
 	wait_for 10 sh -c "! kill -0 $(cat "$run/imexd.pid") 2>/dev/null"
 	;;
 no-changes)
-	wait_for "$1" sh -c "! $NL changes | grep -q change="
+	wait_for "$1" sh -c "! $NL channels | grep -q 'chstate=0 '"
 	;;
 *)
 	fail "node.sh: unknown command $cmd"

@@ -9,8 +9,7 @@ I=tools/imexctl/imexctl
 # be driven step by step.
 $NL -f - > "$IMEX_VM_OUT/mgr.log" 2>&1 <<SCRIPT &
 attach
-prepare change=1 op=create name=w1 uuid=aaaaaaaa-0000-0000-0000-0000000000e1 fabric=$FABRIC members=$NODE,peer2
-commit change=1
+set name=w1 uuid=aaaaaaaa-0000-0000-0000-0000000000e1 fabric=$FABRIC members=$NODE,peer2 gen=1
 status name=w1 state=degraded view=peer2:5
 hold
 SCRIPT

@@ -66,7 +66,7 @@ static __thread unsigned long stat_sent, stat_send_err, stat_ok, stat_ioctl,
 static __thread unsigned long stat_err[134];
 static __thread uint64_t upcall_id;	/* REQ_ID of the last upcall */
 
-/* Names of domains a manager's PREPARE was accepted for, by any thread. */
+/* Names of domains a manager's DOMAIN_SET was accepted for, by any thread. */
 static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
 static char made[512][IMEX_NAME_MAX];
 static unsigned int nmade;
@@ -224,8 +224,8 @@ static bool nest_room(const struct msg *m, size_t at, size_t entry)
 
 static const uint32_t interesting[] = {
 	0, 1, 2, 3, 7, 0600, 0666, 0777, 01000, 4095, 4096, 65535, 65536,
-	IMEX_CHANNELS_MAX - 1, IMEX_CHANNELS_MAX, IMEX_LEASE_MAX_MS,
-	IMEX_LEASE_MAX_MS + 1, 0x7fffffff, 0x80000000, 0xffffffff,
+	IMEX_CHANNELS_MAX - 1, IMEX_CHANNELS_MAX, 300000,
+	300001, 0x7fffffff, 0x80000000, 0xffffffff,
 };
 
 static uint32_t any_u32(void)
@@ -402,7 +402,6 @@ static void put_attr(struct msg *m, uint16_t type, int depth)
 		put_uuid(m, type);
 		break;
 	case IMEX_A_REQ_ID:
-	case IMEX_A_CHANGE_ID:
 	case IMEX_A_IMPORT_ID:
 	case IMEX_A_HANDLE_ID:
 	case IMEX_A_DOMAIN_GENERATION:
@@ -448,9 +447,6 @@ static void put_attr(struct msg *m, uint16_t type, int depth)
 			nest_end(m, at);
 		}
 		break;
-	case IMEX_A_CHANGE_OP:
-		put_u32(m, type, chance(80) ? rnd(__IMEX_CHANGE_OP_MAX) : any_u32());
-		break;
 	case IMEX_A_DOMAIN_STATE:
 		put_u32(m, type, chance(80) ? rnd(__IMEX_DOMAIN_STATE_MAX) : any_u32());
 		break;
@@ -459,9 +455,6 @@ static void put_attr(struct msg *m, uint16_t type, int depth)
 		break;
 	case IMEX_A_CHANNEL_MODE:
 		put_u32(m, type, chance(60) ? 0666 : any_u32());
-		break;
-	case IMEX_A_CHANGE_LEASE_MS:
-		put_u32(m, type, chance(60) ? 1000 + rnd(5000) : any_u32());
 		break;
 	default:
 		put_u32(m, type, any_u32());
@@ -488,12 +481,6 @@ static const uint8_t cmd_attrs[__IMEX_CMD_MAX][10] = {
 	[IMEX_CMD_MEMBER_EVICT] = { IMEX_A_DOMAIN_NAME, IMEX_A_MEMBER_NAME },
 	[IMEX_CMD_REQ_DONE] = { IMEX_A_REQ_ID, IMEX_A_REQ_STATUS,
 		IMEX_A_REQ_MESSAGE, IMEX_A_DOMAIN_UUID, IMEX_A_CHANNEL_IDS },
-	[IMEX_CMD_CHANGE_PREPARE] = { IMEX_A_CHANGE_ID, IMEX_A_CHANGE_OP,
-		IMEX_A_CHANGE_LEASE_MS, IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID,
-		IMEX_A_FABRIC_UUID, IMEX_A_FABRIC_PARTITION, IMEX_A_MEMBERS,
-		IMEX_A_CHANNELS },
-	[IMEX_CMD_CHANGE_COMMIT] = { IMEX_A_CHANGE_ID },
-	[IMEX_CMD_CHANGE_ABORT] = { IMEX_A_CHANGE_ID },
 	[IMEX_CMD_IMPORT_DONE] = { IMEX_A_IMPORT_ID, IMEX_A_REQ_STATUS,
 		IMEX_A_DESC, IMEX_A_REQ_MESSAGE },
 	[IMEX_CMD_IMPORT_CHECK] = { IMEX_A_HANDLE_ID, IMEX_A_DOMAIN_UUID,
@@ -510,7 +497,7 @@ static const uint8_t cmd_attrs[__IMEX_CMD_MAX][10] = {
 static bool readonly_cmd(uint8_t cmd)
 {
 	return cmd == IMEX_CMD_NODE_GET || cmd == IMEX_CMD_DOMAIN_GET ||
-	       cmd == IMEX_CMD_CHANNEL_GET || cmd == IMEX_CMD_CHANGE_GET;
+	       cmd == IMEX_CMD_CHANNEL_GET;
 }
 
 static void start(struct msg *m, uint8_t cmd, uint16_t flags)
@@ -762,8 +749,7 @@ static int exchange(int fd, struct msg *m)
 		stat_ok++;
 	if (e == 0 && !privileged && !readonly_cmd(cmd))
 		broken("command %u succeeded for an unprivileged user", cmd);
-	if (e == 0 && (cmd == IMEX_CMD_CHANGE_PREPARE ||
-		       cmd == IMEX_CMD_DOMAIN_SET))
+	if (e == 0 && cmd == IMEX_CMD_DOMAIN_SET)
 		record_made(m);
 	/* The node's name and fabric are what valid changes must name. */
 	if (e == 0 && cmd == IMEX_CMD_NODE_SET)
@@ -817,9 +803,9 @@ static void malformed(int fd, struct msg *m)
 	sync_sock(fd);
 }
 
-/* ---- a change the way a manager makes it ------------------------------ */
+/* ---- a domain set the way a manager sets it ---------------------------- */
 
-/* Each thread's from its own base (fuzz_thread()). */
+/* Domain generations: each thread's from its own base (fuzz_thread()). */
 static __thread uint64_t change_id = 1000;
 
 /* A domain set as a manager sets it (a few channels, both forms), or removed. */
@@ -881,61 +867,14 @@ static void scenario_set(int fd, struct msg *m, unsigned int d)
 static void scenario(int fd)
 {
 	struct msg *m = &bufs->scenario;
-	unsigned int d = rnd(3), i, n;
-	uint8_t u[16];
-	size_t outer, e;
-	uint64_t id = change_id++;
-	uint32_t op = chance(60) ? IMEX_CHANGE_CREATE : rnd(__IMEX_CHANGE_OP_MAX);
+	unsigned int d = rnd(3);
 
 	if (!attached) {
 		start(m, IMEX_CMD_MANAGER_ATTACH, NLM_F_REQUEST | NLM_F_ACK);
 		finish(m);
 		exchange(fd, m);
 	}
-	if (chance(40)) {
-		scenario_set(fd, m, d);
-		return;
-	}
-	start(m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
-	put_u64(m, IMEX_A_CHANGE_ID, id);
-	put_u32(m, IMEX_A_CHANGE_OP, op);
-	put_u32(m, IMEX_A_CHANGE_LEASE_MS, 60000);
-	put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
-	uuid_of(u, d);
-	put(m, IMEX_A_DOMAIN_UUID, u, 16);
-	put(m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
-	put_u32(m, IMEX_A_FABRIC_PARTITION, fabric_part);
-	if (op == IMEX_CHANGE_CREATE || op == IMEX_CHANGE_SET_MEMBERS) {
-		outer = nest_start(m, IMEX_A_MEMBERS);
-		e = nest_start(m, 0);
-		put_str(m, IMEX_A_MEMBER_ENTRY_NAME, node_name);
-		nest_end(m, e);
-		if (chance(50)) {
-			e = nest_start(m, 1);
-			put_str(m, IMEX_A_MEMBER_ENTRY_NAME, "peer");
-			nest_end(m, e);
-		}
-		nest_end(m, outer);
-	}
-	if (op != IMEX_CHANGE_DELETE && op != IMEX_CHANGE_SET_MEMBERS) {
-		outer = nest_start(m, IMEX_A_CHANNELS);
-		n = 1 + rnd(4);
-		for (i = 0; i < n; i++) {
-			e = nest_start(m, (uint16_t)i);
-			put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, rnd(16));
-			put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, 0666);
-			nest_end(m, e);
-		}
-		nest_end(m, outer);
-	}
-	finish(m);
-	if (exchange(fd, m))
-		return;
-	start(m, chance(85) ? IMEX_CMD_CHANGE_COMMIT : IMEX_CMD_CHANGE_ABORT,
-	      NLM_F_REQUEST | NLM_F_ACK);
-	put_u64(m, IMEX_A_CHANGE_ID, id);
-	finish(m);
-	exchange(fd, m);
+	scenario_set(fd, m, d);
 	if (chance(70)) {
 		start(m, IMEX_CMD_DOMAIN_SET_STATUS, NLM_F_REQUEST | NLM_F_ACK);
 		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
@@ -1210,10 +1149,9 @@ static void ready_domain(int fd)
 	finish(m);
 	exchange(fd, m);
 	for (d = 0; d < 3; d++) {
-		start(m, IMEX_CMD_CHANGE_PREPARE, NLM_F_REQUEST | NLM_F_ACK);
-		put_u64(m, IMEX_A_CHANGE_ID, change_id);
-		put_u32(m, IMEX_A_CHANGE_OP, IMEX_CHANGE_CREATE);
+		start(m, IMEX_CMD_DOMAIN_SET, NLM_F_REQUEST | NLM_F_ACK);
 		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
+		put_u64(m, IMEX_A_DOMAIN_GENERATION, change_id++);
 		uuid_of(u, d);
 		put(m, IMEX_A_DOMAIN_UUID, u, 16);
 		put(m, IMEX_A_FABRIC_UUID, fabric_uuid, 16);
@@ -1234,16 +1172,8 @@ static void ready_domain(int fd)
 		finish(m);
 		e = exchange(fd, m);
 		if (e)
-			printf("kfuzz: PREPARE of %s: %s\n", pool[d], strerror((int)e));
-		if (!e) {
-			start(m, IMEX_CMD_CHANGE_COMMIT, NLM_F_REQUEST | NLM_F_ACK);
-			put_u64(m, IMEX_A_CHANGE_ID, change_id);
-			finish(m);
-			if (exchange(fd, m))
-				broken("COMMIT of a change just prepared fails");
-		}
-		change_id++;
-		/* Made now or by the fuzzing: either way, make it READY. */
+			printf("kfuzz: DOMAIN_SET of %s: %s\n", pool[d], strerror((int)e));
+		/* Set now or by the fuzzing: either way, make it READY. */
 		start(m, IMEX_CMD_DOMAIN_SET_STATUS, NLM_F_REQUEST | NLM_F_ACK);
 		put_str(m, IMEX_A_DOMAIN_NAME, pool[d]);
 		put_u32(m, IMEX_A_DOMAIN_STATE, IMEX_DOMAIN_READY);
@@ -1262,7 +1192,7 @@ struct seen_domain {
 
 struct state {
 	struct seen_domain d[IMEX_DOMAINS_MAX + 1];
-	unsigned int nd, nchan, nchanges;
+	unsigned int nd, nchan;
 	uint32_t domain_count, exports, imports;
 	bool manager, intr;
 	int parse_errors;
@@ -1352,13 +1282,6 @@ static int on_channel(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int on_change(struct nl_msg *msg, void *arg)
-{
-	(void)msg;
-	((struct state *)arg)->nchanges++;
-	return NL_OK;
-}
-
 static void query(struct nl_sock *sk, uint8_t cmd, int flags,
 		  nl_recvmsg_msg_cb_t cb, struct state *s)
 {
@@ -1389,13 +1312,12 @@ static void check_state(void)
 	nl_socket_set_msg_buf_size(sk, 1 << 20);
 	/* A doit's reply ends a read; an ack after it would end the next. */
 	nl_socket_disable_auto_ack(sk);
-	/* A dump that raced a lease expiry is read again. */
+	/* A dump that raced a change is read again. */
 	for (tries = 0; tries < 5; tries++) {
 		memset(&s, 0, sizeof(s));
 		query(sk, IMEX_CMD_NODE_GET, 0, on_node, &s);
 		query(sk, IMEX_CMD_DOMAIN_GET, NLM_F_DUMP, on_domain, &s);
 		query(sk, IMEX_CMD_CHANNEL_GET, NLM_F_DUMP, on_channel, &s);
-		query(sk, IMEX_CMD_CHANGE_GET, NLM_F_DUMP, on_change, &s);
 		if (!s.intr)
 			break;
 	}
@@ -1404,8 +1326,6 @@ static void check_state(void)
 		broken("%d replies lack their attributes", s.parse_errors);
 	if (s.manager)
 		broken("a manager is still attached after its socket closed");
-	if (s.nchanges)
-		broken("%u prepared changes left with no manager", s.nchanges);
 	if (s.exports || s.imports)
 		broken("%u exports, %u imports left with every fd closed",
 		       s.exports, s.imports);
@@ -1418,9 +1338,9 @@ static void check_state(void)
 		for (j = 0; j < nmade && strcmp(made[j], d->name); j++)
 			;
 		if (j == nmade)
-			broken("domain '%s' exists, but no manager prepared it",
+			broken("domain '%s' exists, but no manager set it",
 			       d->name);
-		if (d->state == IMEX_DOMAIN_PREPARED || d->state >= __IMEX_DOMAIN_STATE_MAX)
+		if (d->state != IMEX_DOMAIN_DOWN)
 			broken("domain '%s' is in state %u with no manager",
 			       d->name, d->state);
 		if (d->channels != d->counted)
@@ -1492,7 +1412,7 @@ static void *fuzz_thread(void *arg)
 	int fd;
 
 	rng = (seed_rng ^ (0x9e3779b97f4a7c15ull * (w->idx + 1))) | 1;
-	/* Change ids of the threads never meet. */
+	/* Generations of the threads never meet. */
 	change_id = 1000 + 1000000000ull * w->idx;
 	privileged = w->privileged;
 	node_info();
@@ -1610,7 +1530,7 @@ int main(int argc, char **argv)
 	bufs_get();
 	ready_domain(fd);
 	bufs_put();
-	printf("kfuzz: root (%u threads): %lu messages (%lu refused by sendto, %lu large requests), %lu succeeded, %lu REQ_ACCEPT upcalls well-formed, %lu ioctls (%lu succeeded), %u domain names prepared\n",
+	printf("kfuzz: root (%u threads): %lu messages (%lu refused by sendto, %lu large requests), %lu succeeded, %lu REQ_ACCEPT upcalls well-formed, %lu ioctls (%lu succeeded), %u domain names set\n",
 	       THREADS, sum.sent, sum.send_err, sum.big, sum.ok, sum.upcalls, sum.ioctls,
 	       sum.ioctls_ok, nmade);
 	printf("kfuzz: errnos:");

@@ -25,7 +25,7 @@ serve_stop() {
 
 # state_snapshot FILE: every domain and channel, as the kernel reports them.
 state_snapshot() {
-	{ $NL domains; $NL channels; $NL changes
+	{ $NL domains; $NL channels
 	  stat -c '%n %A %u %g %t %T' $DEV/* 2>/dev/null; } |
 		sed 's/ open=[0-9]*//' > "$1"
 }

@@ -30,11 +30,10 @@ unnamed() {
 attach
 !EADDRNOTAVAIL create name=d1 members=named
 msg this node has no name yet: start imexd, or 'imexctl node set-name NAME'
-!EADDRNOTAVAIL prepare change=1 op=create name=d1 uuid=aaaaaaaa-0000-0000-0000-000000000001 fabric=$FABRIC members=named
+!EADDRNOTAVAIL set name=d1 uuid=aaaaaaaa-0000-0000-0000-000000000001 fabric=$FABRIC members=named gen=1
 msg this node has no name yet
 node-set node=named
-prepare change=1 op=create name=d1 uuid=aaaaaaaa-0000-0000-0000-000000000001 fabric=$FABRIC members=named channels=3
-commit change=1
+set name=d1 uuid=aaaaaaaa-0000-0000-0000-000000000001 fabric=$FABRIC members=named gen=1 channels=3
 SCRIPT
 	$NL node-get | grep -q ' node=named ' || fail "$1: NODE_SET did not name the node: $($NL node-get)"
 	[ -c $DEV/channel3 ] || fail "$1: no device node for the domain's channel"

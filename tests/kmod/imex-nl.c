@@ -355,23 +355,11 @@ static void put_fabric(struct nl_msg *m, const char *spec)
 
 static uint32_t state_from_name(const char *s)
 {
-	static const char *const names[] = { "prepared", "down", "ready",
-					     "degraded" };
+	static const char *const names[] = { "down", "ready", "degraded" };
 
-	for (uint32_t i = 0; i < 4; i++)
+	for (uint32_t i = 0; i < 3; i++)
 		if (!strcmp(s, names[i]))
-			return i;
-	return (uint32_t)parse_u64(s);
-}
-
-static uint32_t op_from_name(const char *s)
-{
-	static const char *const names[] = { "create", "delete", "add",
-					     "remove", "members" };
-
-	for (uint32_t i = 0; i < 5; i++)
-		if (!strcmp(s, names[i]))
-			return i;
+			return IMEX_DOMAIN_DOWN + i;
 	return (uint32_t)parse_u64(s);
 }
 
@@ -453,12 +441,10 @@ static void put_common(struct nl_msg *m, const struct kv *kv)
 	if ((v = kv_get(kv, "count")))
 		nla_put_u32(m, IMEX_A_CHANNEL_COUNT, (uint32_t)parse_u64(v));
 	/*
-	 * Requests carry the owner at the top; changes only per channel
-	 * entry (CHANGE_PREPARE's policy refuses the top-level ones), and
-	 * DOMAIN_SET per entry or, for ids=, as ids_uid= ids_gid= ids_mode=.
+	 * Requests carry the owner at the top; DOMAIN_SET per channel entry
+	 * or, for ids=, as ids_uid= ids_gid= ids_mode=.
 	 */
-	if (genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_CHANGE_PREPARE &&
-	    genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_DOMAIN_SET) {
+	if (genlmsg_hdr(nlmsg_hdr(m))->cmd != IMEX_CMD_DOMAIN_SET) {
 		if ((v = kv_get(kv, "uid")))
 			nla_put_u32(m, IMEX_A_CHANNEL_UID, (uint32_t)parse_u64(v));
 		if ((v = kv_get(kv, "gid")))
@@ -542,7 +528,7 @@ static int print_msg(struct nl_msg *m, void *arg)
 	print_u32("members", tb[IMEX_A_MEMBER_COUNT]);
 	print_u32("self", tb[IMEX_A_MEMBER_SELF]);
 	print_u32("nchannels", tb[IMEX_A_CHANNEL_COUNT]);
-	/* Only when set: domains made by a change print as before. */
+	/* Only when set: a domain made by hand has 0. */
 	if (tb[IMEX_A_DOMAIN_GENERATION] &&
 	    nla_get_u64(tb[IMEX_A_DOMAIN_GENERATION]))
 		printf(" setgen=%" PRIu64,
@@ -562,10 +548,6 @@ static int print_msg(struct nl_msg *m, void *arg)
 	print_u32("reqcmd", tb[IMEX_A_REQ_CMD]);
 	print_u32("status", tb[IMEX_A_REQ_STATUS]);
 	print_str("message", tb[IMEX_A_REQ_MESSAGE]);
-	if (tb[IMEX_A_CHANGE_ID])
-		printf(" change=%" PRIu64, nla_get_u64(tb[IMEX_A_CHANGE_ID]));
-	print_u32("op", tb[IMEX_A_CHANGE_OP]);
-	print_u32("lease_left", tb[IMEX_A_CHANGE_LEASE_MS]);
 	print_u32("exports", tb[IMEX_A_EXPORT_COUNT]);
 	print_u32("imports", tb[IMEX_A_IMPORT_COUNT]);
 	if (tb[IMEX_A_IMPORT_ID])
@@ -772,21 +754,6 @@ static int cmd_request(struct ctx *c, int cmd, const struct kv *kv)
 	return c->err = (int)w.status;
 }
 
-static int cmd_prepare(struct ctx *c, const struct kv *kv)
-{
-	struct nl_msg *m = msg_new(c, IMEX_CMD_CHANGE_PREPARE, 0);
-	const char *v;
-
-	if ((v = kv_get(kv, "change")))
-		nla_put_u64(m, IMEX_A_CHANGE_ID, parse_u64(v));
-	if ((v = kv_get(kv, "op")))
-		nla_put_u32(m, IMEX_A_CHANGE_OP, op_from_name(v));
-	if ((v = kv_get(kv, "lease")))
-		nla_put_u32(m, IMEX_A_CHANGE_LEASE_MS, (uint32_t)parse_u64(v));
-	put_common(m, kv);
-	return transact(c, m, print_msg, c);
-}
-
 /* ids=LIST (as channels=) as one IMEX_A_CHANNEL_IDS array. */
 static void put_id_array(struct nl_msg *m, const char *list)
 {
@@ -831,17 +798,6 @@ static int cmd_domain_set(struct ctx *c, const struct kv *kv)
 		nla_put_u32(m, IMEX_A_CHANNEL_GID, (uint32_t)parse_u64(v));
 	if ((v = kv_get(kv, "ids_mode")))
 		nla_put_u32(m, IMEX_A_CHANNEL_MODE, (uint32_t)strtoul(v, NULL, 8));
-	put_common(m, kv);
-	return transact(c, m, print_msg, c);
-}
-
-static int cmd_change_id(struct ctx *c, int cmd, const struct kv *kv)
-{
-	struct nl_msg *m = msg_new(c, cmd, 0);
-	const char *v = kv_get(kv, "change");
-
-	if (v)
-		nla_put_u64(m, IMEX_A_CHANGE_ID, parse_u64(v));
 	put_common(m, kv);
 	return transact(c, m, print_msg, c);
 }
@@ -1109,14 +1065,13 @@ static void strip_key(char *s, const char *key)
 }
 
 /*
- * The node's state: every domain, channel and change, the node's counts,
- * and the device nodes by name, mode and owner; what changes by itself or
- * per run (open counts, leases, the manager's pid, change ids) left out.
+ * The node's state: every domain and channel, the node's counts, and the
+ * device nodes by name, mode and owner; what changes by itself or per run
+ * (open counts, the manager's pid, device numbers) left out.
  */
 static char *snapshot(struct ctx *c, bool with_nodes)
 {
-	static const char *const dumps[] = { "domains", "channels", "changes",
-					     "node-get" };
+	static const char *const dumps[] = { "domains", "channels", "node-get" };
 	FILE *saved = stdout, *m;
 	struct dirent **ents;
 	bool quiet = c->quiet;
@@ -1150,9 +1105,7 @@ static char *snapshot(struct ctx *c, bool with_nodes)
 	fclose(m);
 	stdout = saved;
 	strip_key(buf, "open=");
-	strip_key(buf, "lease_left=");
 	strip_key(buf, "manager_pid=");
-	strip_key(buf, "change=");
 	strip_key(buf, "devnum=");	/* every grant gets a fresh minor */
 	return buf;
 }
@@ -1177,7 +1130,7 @@ static char *part(const char *s, bool nodes)
 	return out;
 }
 
-/* @after is @ref but for device nodes a commit could not add. */
+/* @after is @ref but for device nodes a grant could not add. */
 static bool nodes_missing_only(const char *after, const char *ref)
 {
 	char *a = part(after, false), *r = part(ref, false);
@@ -1218,84 +1171,26 @@ static char *capture(struct ctx *c, const char *cmd)
 	return raw;
 }
 
-#define PURGE_IDS ((uint64_t)1 << 62)
-
 /*
- * Manager side: abort every prepared change and delete every domain, so
- * each run starts from the same node.
+ * Delete every domain, so each run starts from the same node: by request
+ * as a client of the manager, or with DOMAIN_REMOVE as the manager.
  */
-static void purge(struct ctx *c, uint64_t *cid, bool client)
+static void purge(struct ctx *c, bool client)
 {
 	char *raw, *l, *save = NULL;
 	bool quiet = c->quiet;
 
 	c->quiet = true;
-	if (client) {
-		/* The manager's work: wait (20 s at most) until it is done. */
-		for (int i = 0; i < 200; i++) {
-			raw = capture(c, "changes");
-			if (!*raw)
-				break;
-			free(raw);
-			raw = NULL;
-			usleep(100000);
-		}
-		if (!raw)
-			die("purge: the manager left a change prepared");
-		free(raw);
-		raw = capture(c, "domains");
-		for (l = strtok_r(raw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			char *nm = strstr(l, " name="), name[IMEX_NAME_MAX + 1];
-
-			if (nm && sscanf(nm + 6, "%64s", name) == 1 &&
-			    run_text(c, "delete name=%s", name))
-				die("purge: deleting '%s' failed: %s", name, c->msg);
-		}
-		free(raw);
-		c->quiet = quiet;
-		return;
-	}
-	raw = capture(c, "changes");
-	for (l = strtok_r(raw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *ch = strstr(l, " change=");
-
-		if (ch && run_text(c, "abort change=%llu", strtoull(ch + 8, NULL, 10)))
-			die("purge: abort failed: %s", c->msg);
-	}
-	free(raw);
 	raw = capture(c, "domains");
-	save = NULL;
 	for (l = strtok_r(raw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *nm = strstr(l, " name="), name[IMEX_NAME_MAX + 1];
 
-		if (!nm || sscanf(nm + 6, "%64s", name) != 1)
-			continue;
-		/* Its own id space: never one a run of the sweep uses. */
-		++*cid;
-		if (run_text(c, "prepare change=%" PRIu64 " op=delete name=%s",
-			     *cid | PURGE_IDS, name) ||
-		    run_text(c, "commit change=%" PRIu64, *cid | PURGE_IDS))
+		if (nm && sscanf(nm + 6, "%64s", name) == 1 &&
+		    run_text(c, client ? "delete name=%s" : "remove name=%s", name))
 			die("purge: deleting '%s' failed: %s", name, c->msg);
 	}
 	free(raw);
 	c->quiet = quiet;
-}
-
-/* A script line with @C@ and @D@ replaced by fresh change ids. */
-static void expand(char *out, size_t size, const char *line, uint64_t cid)
-{
-	size_t o = 0;
-
-	for (const char *p = line; *p && o + 24 < size; ) {
-		if (!strncmp(p, "@C@", 3) || !strncmp(p, "@D@", 3)) {
-			o += (size_t)snprintf(out + o, size - o, "%" PRIu64,
-					      cid + (p[1] == 'D'));
-			p += 3;
-		} else {
-			out[o++] = *p++;
-		}
-	}
-	out[o] = 0;
 }
 
 /*
@@ -1312,18 +1207,12 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 {
 	char *base, *ref = NULL, line[8192];
 	unsigned int n, hits = 0, nodeless = 0;
-	struct timespec ts;
-	uint64_t cid;
-
 	int bad = 0;
 
-	/* Change ids are never reused: start past any earlier sweep's. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	cid = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	c->quiet = true;
 	if (!client && run_text(c, "attach"))
 		die("sweep %s: attach: %s", name, c->msg);
-	purge(c, &cid, client);
+	purge(c, client);
 	base = snapshot(c, true);
 	for (n = 0; n <= SWEEP_MAX && !bad; n++) {
 		char *before, *after, *now, msg[sizeof(c->msg)];
@@ -1331,9 +1220,7 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 		const char *res;
 		int err;
 
-		cid += 2;
-		purge(c, &cid, client);
-		cid++;	/* past the ids purge used */
+		purge(c, client);
 		now = snapshot(c, true);
 		if (strcmp(now, base)) {
 			printf("sweep %s nth=%u: the node did not return to its state:\n%s---\n%s",
@@ -1342,7 +1229,7 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 		}
 		free(now);
 		for (int i = 0; i < nlines - 1 && !bad; i++) {
-			expand(line, sizeof(line), lines[i], cid);
+			snprintf(line, sizeof(line), "%s", lines[i]);
 			if (run_line(c, line, i + 1)) {
 				printf("sweep %s nth=%u: setup '%s' failed\n", name, n, line);
 				bad = 1;
@@ -1352,7 +1239,7 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 			break;
 		before = snapshot(c, true);
 		c->fail_nth = n;
-		expand(line, sizeof(line), lines[nlines - 1], cid);
+		snprintf(line, sizeof(line), "%s", lines[nlines - 1]);
 		{
 			FILE *saved = stdout, *m;
 			char *out = NULL;
@@ -1427,7 +1314,7 @@ static int sweep(struct ctx *c, const char *name, char **lines, int nlines,
 		printf("sweep %s: still reaching faults after %u runs\n", name, SWEEP_MAX);
 		bad = 1;
 	}
-	purge(c, &cid, client);
+	purge(c, client);
 	if (!bad) {
 		printf("sweep %s: %u fault sites, each failed cleanly", name, hits);
 		if (nodeless)
@@ -1454,11 +1341,10 @@ static void usage(void)
 	      "  delete name= | alloc name= count=|channels= | free name= channels= | evict name= member=\n"
 	      "  domain name=|uuid= | domains | channel id= | channels [name=] | channel-set id= [uid= gid= mode=]\n"
 	      "  attach | detach | accept (EBADMSG if the upcall is malformed) | done req= status= [msg=]\n"
-	      "  prepare change= op=create|delete|add|remove|members name= [uuid= fabric= members= channels= lease=]\n"
 	      "  set name= uuid= fabric= members= gen= [channels=LIST [uid= gid= mode=]] [ids=LIST [ids_uid= ids_gid= ids_mode=]]\n"
 	      "  remove name= [uuid=]\n"
-	      "  commit change= | abort change= | changes | status name= state=ready|degraded [view=N:S:VIEW,...]\n"
-	      "  serve [count=N] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
+	      "  status name= state=ready|degraded [view=N:S:VIEW,...]\n"
+	      "  serve [count=N] [crash=set] | events [count=N] [timeout=MS] | hold | raw cmd=N [flags=dump] [a=TYPE:KIND:VAL...]\n"
 	      "  join group=events|manager: join a multicast group, report the errno\n"
 	      "  dump-intr change=CHANNEL (a dump raced by a change must be flagged)\n"
 	      "  sh COMMAND (in scripts: a shell step, which must succeed)\n"
@@ -1509,14 +1395,6 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_domain_set(c, kv);
 	if (!strcmp(cmd, "remove"))
 		return cmd_simple(c, IMEX_CMD_DOMAIN_REMOVE, kv, 0);
-	if (!strcmp(cmd, "prepare"))
-		return cmd_prepare(c, kv);
-	if (!strcmp(cmd, "commit"))
-		return cmd_change_id(c, IMEX_CMD_CHANGE_COMMIT, kv);
-	if (!strcmp(cmd, "abort"))
-		return cmd_change_id(c, IMEX_CMD_CHANGE_ABORT, kv);
-	if (!strcmp(cmd, "changes"))
-		return cmd_simple(c, IMEX_CMD_CHANGE_GET, kv, NLM_F_DUMP);
 	if (!strcmp(cmd, "status"))
 		return cmd_status(c, kv);
 	if (!strcmp(cmd, "events"))

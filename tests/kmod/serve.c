@@ -2,9 +2,10 @@
 /*
  * A single-node stand-in for imexd, so the kernel's request path can be
  * tested before and apart from the daemon: attach as manager, wait for
- * request notifications, and carry each request out as PREPARE + COMMIT on
- * this node alone.  crash=prepare stops after PREPARE and blocks forever, as
- * a coordinator that died mid-change.
+ * request notifications, and carry each request out on this node alone as
+ * one DOMAIN_SET (the domain's whole new definition: what the kernel holds,
+ * changed as the request asks) or DOMAIN_REMOVE.  crash=set stops after the
+ * DOMAIN_SET and blocks forever, as a daemon that died before answering.
  *
  * Remote imports (IMPORT_NOTIFY) are answered as the exporting node would:
  * IMPORT_ACCEPT, IMPORT_CHECK on this same kernel, IMPORT_DONE.  import=
@@ -94,156 +95,250 @@ static int on_accept(struct nl_msg *m, void *arg)
 	return NL_OK;
 }
 
-/* Channel entries for the change: the request's list, or the lowest free. */
-static int put_change_channels(struct nl_msg *m, struct accepted *a,
-			       struct node_info *n)
-{
-	struct nlattr **tb = a->tb, *arr, *e;
-	uint32_t uid = tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0;
-	uint32_t gid = tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0;
-	uint32_t mode = tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600;
-	uint32_t want = tb[IMEX_A_CHANNEL_COUNT] ? nla_get_u32(tb[IMEX_A_CHANNEL_COUNT]) : 0;
-	int i = 1, rem;
-
-	arr = nla_nest_start(m, IMEX_A_CHANNELS);
-	if (tb[IMEX_A_CHANNELS]) {
-		nla_for_each_nested(e, tb[IMEX_A_CHANNELS], rem) {
-			struct nlattr *ct[IMEX_A_CHANNEL_ENTRY_MAX + 1];
-			struct nlattr *ne;
-
-			if (nla_parse_nested(ct, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL) ||
-			    !ct[IMEX_A_CHANNEL_ENTRY_ID])
-				continue;
-			ne = nla_nest_start(m, i++);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID,
-				    nla_get_u32(ct[IMEX_A_CHANNEL_ENTRY_ID]));
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, uid);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, gid);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, mode);
-			nla_nest_end(m, ne);
-		}
-	} else {
-		for (uint32_t id = 0; id < n->max_channels && want; id++) {
-			struct nlattr *ne;
-
-			if (n->used[id])
-				continue;
-			ne = nla_nest_start(m, i++);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, id);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, uid);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, gid);
-			nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, mode);
-			nla_nest_end(m, ne);
-			want--;
-		}
-		if (want)
-			return -ENOSPC;
-	}
-	nla_nest_end(m, arr);
-	return i - 1;
-}
-
-/* EVICT: the domain's member list without the evicted member. */
-struct evict {
-	const char *who;
-	struct nl_msg *m;
-	bool ok;
+/* One channel of the new definition. */
+struct chan {
+	uint32_t id, uid, gid, mode;
 };
 
-static int on_domain_evict(struct nl_msg *msg, void *arg)
+/* The domain as the kernel holds it, and the definition being built. */
+struct def {
+	uint8_t uuid[16];
+	uint64_t gen;
+	bool found;
+	const char *evict;	/* a member to leave out, or NULL */
+	struct nl_msg *m;	/* the DOMAIN_SET: members go here */
+	struct chan *ch;	/* max_channels entries */
+	uint32_t n;
+};
+
+/* DOMAIN_GET reply: UUID, generation, and the members into the set. */
+static int on_domain(struct nl_msg *msg, void *arg)
 {
-	struct evict *ev = arg;
+	struct def *d = arg;
 	struct nlattr *tb[IMEX_A_MAX + 1], *e, *arr;
 	int i = 1, rem;
 
 	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, IMEX_A_MAX, NULL) ||
-	    !tb[IMEX_A_MEMBERS])
+	    !tb[IMEX_A_MEMBERS] || !tb[IMEX_A_DOMAIN_UUID])
 		return NL_SKIP;
-	arr = nla_nest_start(ev->m, IMEX_A_MEMBERS);
+	memcpy(d->uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
+	if (tb[IMEX_A_DOMAIN_GENERATION])
+		d->gen = nla_get_u64(tb[IMEX_A_DOMAIN_GENERATION]);
+	arr = nla_nest_start(d->m, IMEX_A_MEMBERS);
 	nla_for_each_nested(e, tb[IMEX_A_MEMBERS], rem) {
 		struct nlattr *mt[IMEX_A_MEMBER_MAX + 1], *ne;
 
 		if (nla_parse_nested(mt, IMEX_A_MEMBER_MAX, e, NULL) ||
 		    !mt[IMEX_A_MEMBER_ENTRY_NAME] ||
-		    !strcmp(nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]), ev->who))
+		    (d->evict && !strcmp(nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]), d->evict)))
 			continue;
-		ne = nla_nest_start(ev->m, i++);
-		nla_put_string(ev->m, IMEX_A_MEMBER_ENTRY_NAME,
+		ne = nla_nest_start(d->m, i++);
+		nla_put_string(d->m, IMEX_A_MEMBER_ENTRY_NAME,
 			       nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]));
 		if (mt[IMEX_A_MEMBER_ADDR])
-			nla_put_string(ev->m, IMEX_A_MEMBER_ADDR,
+			nla_put_string(d->m, IMEX_A_MEMBER_ADDR,
 				       nla_data(mt[IMEX_A_MEMBER_ADDR]));
-		nla_nest_end(ev->m, ne);
+		nla_nest_end(d->m, ne);
 	}
-	nla_nest_end(ev->m, arr);
-	ev->ok = true;
+	nla_nest_end(d->m, arr);
+	d->found = true;
 	return NL_OK;
+}
+
+/* CHANNEL_GET dump of the domain: its channels with their owners. */
+static int on_domain_channel(struct nl_msg *msg, void *arg)
+{
+	struct def *d = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, IMEX_A_MAX, NULL) ||
+	    !tb[IMEX_A_CHANNEL_ID])
+		return NL_SKIP;
+	d->ch[d->n++] = (struct chan){
+		.id = nla_get_u32(tb[IMEX_A_CHANNEL_ID]),
+		.uid = tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0,
+		.gid = tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0,
+		.mode = tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600,
+	};
+	return NL_OK;
+}
+
+static bool in_list(struct nlattr *list, uint32_t id)
+{
+	struct nlattr *e;
+	int rem;
+
+	nla_for_each_nested(e, list, rem) {
+		struct nlattr *ct[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+
+		if (!nla_parse_nested(ct, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL) &&
+		    ct[IMEX_A_CHANNEL_ENTRY_ID] &&
+		    nla_get_u32(ct[IMEX_A_CHANNEL_ENTRY_ID]) == id)
+			return true;
+	}
+	return false;
+}
+
+/* The request's channels (its list, or the lowest free) with its owner. */
+static int add_request_channels(struct def *d, struct nlattr **tb,
+				struct node_info *n)
+{
+	struct chan c = {
+		.uid = tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0,
+		.gid = tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0,
+		.mode = tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600,
+	};
+	uint32_t want = tb[IMEX_A_CHANNEL_COUNT] ? nla_get_u32(tb[IMEX_A_CHANNEL_COUNT]) : 0;
+	struct nlattr *e;
+	int rem;
+
+	if (tb[IMEX_A_CHANNELS]) {
+		nla_for_each_nested(e, tb[IMEX_A_CHANNELS], rem) {
+			struct nlattr *ct[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+
+			if (nla_parse_nested(ct, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL) ||
+			    !ct[IMEX_A_CHANNEL_ENTRY_ID] || d->n == n->max_channels)
+				continue;
+			c.id = nla_get_u32(ct[IMEX_A_CHANNEL_ENTRY_ID]);
+			d->ch[d->n++] = c;
+		}
+		return 0;
+	}
+	for (uint32_t id = 0; id < n->max_channels && want; id++) {
+		if (n->used[id])
+			continue;
+		c.id = id;
+		d->ch[d->n++] = c;
+		want--;
+	}
+	return want ? -ENOSPC : 0;
+}
+
+/*
+ * The channel set: those owned as the first one as one IMEX_A_CHANNEL_IDS
+ * array, the others as entries of their own.
+ */
+static void put_channel_set(struct nl_msg *m, const struct def *d)
+{
+	const struct chan *o = d->n ? &d->ch[0] : NULL;
+	uint32_t *ids = calloc(d->n ? d->n : 1, sizeof(*ids)), nids = 0;
+	struct nlattr *arr;
+	int i = 1;
+
+	if (!ids)
+		die("out of memory");
+	arr = nla_nest_start(m, IMEX_A_CHANNELS);
+	for (uint32_t k = 0; k < d->n; k++) {
+		const struct chan *c = &d->ch[k];
+		struct nlattr *ne;
+
+		if (c->uid == o->uid && c->gid == o->gid && c->mode == o->mode) {
+			ids[nids++] = c->id;
+			continue;
+		}
+		ne = nla_nest_start(m, i++);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, c->id);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, c->uid);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, c->gid);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, c->mode);
+		nla_nest_end(m, ne);
+	}
+	nla_nest_end(m, arr);
+	if (nids) {
+		nla_put(m, IMEX_A_CHANNEL_IDS, (int)(nids * sizeof(*ids)), ids);
+		nla_put_u32(m, IMEX_A_CHANNEL_UID, o->uid);
+		nla_put_u32(m, IMEX_A_CHANNEL_GID, o->gid);
+		nla_put_u32(m, IMEX_A_CHANNEL_MODE, o->mode);
+	}
+	free(ids);
 }
 
 static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 {
 	struct nlattr **tb = a->tb;
+	const char *name = nla_data(tb[IMEX_A_DOMAIN_NAME]);
 	struct node_info n = { 0 };
-	struct nl_msg *m;
-	uint32_t op;
-	uuid_t uuid;
+	struct def d = { 0 };
+	struct nl_msg *m, *q;
 	int err = 0;
 
-	node_info_load(c, &n);
 	switch (a->cmd) {
-	case IMEX_CMD_DOMAIN_CREATE:	op = IMEX_CHANGE_CREATE; break;
-	case IMEX_CMD_DOMAIN_DELETE:	op = IMEX_CHANGE_DELETE; break;
-	case IMEX_CMD_CHANNEL_ALLOC:	op = IMEX_CHANGE_ADD_CHANNELS; break;
-	case IMEX_CMD_CHANNEL_FREE:	op = IMEX_CHANGE_REMOVE_CHANNELS; break;
-	case IMEX_CMD_MEMBER_EVICT:	op = IMEX_CHANGE_SET_MEMBERS; break;
+	case IMEX_CMD_DOMAIN_DELETE:
+		m = msg_new(c, IMEX_CMD_DOMAIN_REMOVE, 0);
+		nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
+		return transact(c, m, NULL, NULL);
+	case IMEX_CMD_DOMAIN_CREATE:
+	case IMEX_CMD_CHANNEL_ALLOC:
+	case IMEX_CMD_CHANNEL_FREE:
+	case IMEX_CMD_MEMBER_EVICT:
+		break;
 	default:
-		free(n.used);
 		return EOPNOTSUPP;
 	}
-	m = msg_new(c, IMEX_CMD_CHANGE_PREPARE, 0);
-	nla_put_u64(m, IMEX_A_CHANGE_ID, a->id);
-	nla_put_u32(m, IMEX_A_CHANGE_OP, op);
-	nla_put_string(m, IMEX_A_DOMAIN_NAME, nla_data(tb[IMEX_A_DOMAIN_NAME]));
-	if (op == IMEX_CHANGE_CREATE) {
+	node_info_load(c, &n);
+	d.ch = calloc(n.max_channels ? n.max_channels : 1, sizeof(*d.ch));
+	if (!d.ch)
+		die("out of memory");
+	m = d.m = msg_new(c, IMEX_CMD_DOMAIN_SET, 0);
+	nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
+	nla_put(m, IMEX_A_FABRIC_UUID, 16, n.fabric);
+	nla_put_u32(m, IMEX_A_FABRIC_PARTITION, n.partition);
+	if (a->cmd == IMEX_CMD_DOMAIN_CREATE) {
 		if (tb[IMEX_A_DOMAIN_UUID])
-			memcpy(uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
+			memcpy(d.uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
 		else
-			uuid_generate(uuid);
-		nla_put(m, IMEX_A_DOMAIN_UUID, 16, uuid);
-		nla_put(m, IMEX_A_FABRIC_UUID, 16, n.fabric);
-		nla_put_u32(m, IMEX_A_FABRIC_PARTITION, n.partition);
+			uuid_generate(d.uuid);
 		nla_put(m, IMEX_A_MEMBERS | NLA_F_NESTED, nla_len(tb[IMEX_A_MEMBERS]),
 			nla_data(tb[IMEX_A_MEMBERS]));
-	}
-	if (op == IMEX_CHANGE_CREATE || op == IMEX_CHANGE_ADD_CHANNELS ||
-	    op == IMEX_CHANGE_REMOVE_CHANNELS)
-		err = put_change_channels(m, a, &n) < 0 ? ENOSPC : 0;
-	if (op == IMEX_CHANGE_SET_MEMBERS) {
-		struct evict ev = { .who = nla_data(tb[IMEX_A_MEMBER_NAME]), .m = m };
-		struct nl_msg *q = msg_new(c, IMEX_CMD_DOMAIN_GET, 0);
-
-		nla_put_string(q, IMEX_A_DOMAIN_NAME, nla_data(tb[IMEX_A_DOMAIN_NAME]));
-		err = transact(c, q, on_domain_evict, &ev);
-		if (!err && !ev.ok)
+		err = add_request_channels(&d, tb, &n);
+	} else {
+		/* The definition the kernel holds, changed as asked. */
+		if (a->cmd == IMEX_CMD_MEMBER_EVICT)
+			d.evict = nla_data(tb[IMEX_A_MEMBER_NAME]);
+		q = msg_new(c, IMEX_CMD_DOMAIN_GET, 0);
+		nla_put_string(q, IMEX_A_DOMAIN_NAME, name);
+		err = transact(c, q, on_domain, &d);
+		if (!err && !d.found)
 			err = ENOENT;
+		if (!err) {
+			q = msg_new(c, IMEX_CMD_CHANNEL_GET, NLM_F_DUMP);
+			nla_put_string(q, IMEX_A_DOMAIN_NAME, name);
+			err = transact(c, q, on_domain_channel, &d);
+		}
+		if (!err && a->cmd == IMEX_CMD_CHANNEL_FREE) {
+			uint32_t kept = 0;
+
+			for (uint32_t k = 0; k < d.n; k++)
+				if (!tb[IMEX_A_CHANNELS] ||
+				    !in_list(tb[IMEX_A_CHANNELS], d.ch[k].id))
+					d.ch[kept++] = d.ch[k];
+			d.n = kept;
+		}
+		if (!err && a->cmd == IMEX_CMD_CHANNEL_ALLOC)
+			err = add_request_channels(&d, tb, &n);
 	}
-	free(n.used);
 	if (err) {
+		free(n.used);
+		free(d.ch);
 		nlmsg_free(m);
-		snprintf(c->msg, sizeof(c->msg), "no free channels");
-		return err;
+		snprintf(c->msg, sizeof(c->msg), err == ENOSPC ?
+			 "no free channels" : "cannot read the domain");
+		return err < 0 ? -err : err;
 	}
+	nla_put(m, IMEX_A_DOMAIN_UUID, 16, d.uuid);
+	nla_put_u64(m, IMEX_A_DOMAIN_GENERATION, d.gen + 1);
+	put_channel_set(m, &d);
+	free(n.used);
+	free(d.ch);
 	err = transact(c, m, NULL, NULL);
 	if (err)
 		return err;
-	printf("prepared change=%" PRIu64 "\n", a->id);
+	printf("set domain=%s\n", name);
 	fflush(stdout);
-	if (crash && !strcmp(crash, "prepare"))
+	if (crash && !strcmp(crash, "set"))
 		for (;;)
 			pause();
-	m = msg_new(c, IMEX_CMD_CHANGE_COMMIT, 0);
-	nla_put_u64(m, IMEX_A_CHANGE_ID, a->id);
-	return transact(c, m, NULL, NULL);
+	return 0;
 }
 
 static int drain(struct nl_msg *m, void *arg)
@@ -264,16 +359,14 @@ static int on_domain_name(struct nl_msg *m, void *arg)
 	struct nlattr *tb[IMEX_A_MAX + 1];
 
 	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL) ||
-	    !tb[IMEX_A_DOMAIN_NAME] || !tb[IMEX_A_DOMAIN_STATE] ||
-	    nla_get_u32(tb[IMEX_A_DOMAIN_STATE]) == IMEX_DOMAIN_PREPARED ||
-	    nm->n == 64)
+	    !tb[IMEX_A_DOMAIN_NAME] || nm->n == 64)
 		return NL_OK;
 	snprintf(nm->name[nm->n++], IMEX_NAME_MAX, "%s",
 		 (char *)nla_data(tb[IMEX_A_DOMAIN_NAME]));
 	return NL_OK;
 }
 
-/* As the daemon does on attach: committed domains are usable again. */
+/* As the daemon does on attach: the domains are usable again. */
 static void mark_domains_ready(struct ctx *c)
 {
 	struct names *nm = calloc(1, sizeof(*nm));

@@ -1,6 +1,6 @@
 # Bounds of the kernel side that a caller (or the manager on a caller's
 # behalf) can fill: members per domain (IMEX_MEMBERS_MAX, E2BIG), domains per
-# node (IMEX_DOMAINS_MAX, prepared ones included, ENOSPC) and requests queued
+# node (IMEX_DOMAINS_MAX, ENOSPC) and requests queued
 # for the manager (IMEX_REQS_MAX, ENOBUFS).  Each bound is reached exactly:
 # the last entry that fits is accepted, the next one refused with its errno
 # and an extended-ack message, and the room comes back once entries go.
@@ -34,15 +34,12 @@ attach
 !E2BIG create name=big members=$M_BIG nowait=1
 msg 161 members is more than the 160 a domain may have
 create name=big members=$M_OK nowait=1
-!E2BIG prepare change=1 op=create name=big uuid=$(uuid 1) members=$M_BIG fabric=$FABRIC
+!E2BIG set name=big uuid=$(uuid 1) members=$M_BIG fabric=$FABRIC gen=1
 msg 161 members is more than the 160
-prepare change=1 op=create name=big uuid=$(uuid 1) members=$M_OK fabric=$FABRIC
-commit change=1
-!E2BIG prepare change=2 op=members name=big members=$M_BIG
-prepare change=2 op=members name=big members=$NODE,m1
-commit change=2
-prepare change=3 op=delete name=big
-commit change=3
+set name=big uuid=$(uuid 1) members=$M_OK fabric=$FABRIC gen=1
+!E2BIG set name=big uuid=$(uuid 1) members=$M_BIG fabric=$FABRIC gen=2
+set name=big uuid=$(uuid 1) members=$NODE,m1 fabric=$FABRIC gen=2
+remove name=big
 SCRIPT
 t_ok "members per domain: $MEMBERS_MAX accepted, $((MEMBERS_MAX + 1)) refused (E2BIG)"
 
@@ -83,28 +80,23 @@ t_ok "requests waiting for the manager: $REQS_MAX, then ENOBUFS; detach empties 
 {
 	echo attach
 	i=1
-	while [ $i -lt $DOMAINS_MAX ]; do
-		echo "prepare change=$((100 + i)) op=create name=d$i uuid=$(uuid $((100 + i))) members=$NODE fabric=$FABRIC"
-		echo "commit change=$((100 + i))"
+	while [ $i -le $DOMAINS_MAX ]; do
+		echo "set name=d$i uuid=$(uuid $((100 + i))) members=$NODE fabric=$FABRIC gen=1"
 		i=$((i + 1))
 	done
-	# The last one only prepared: it counts all the same.
-	echo "prepare change=$((100 + DOMAINS_MAX)) op=create name=d$DOMAINS_MAX uuid=$(uuid $((100 + DOMAINS_MAX))) members=$NODE fabric=$FABRIC"
-	echo "!ENOSPC prepare change=999 op=create name=extra uuid=$(uuid 999) members=$NODE fabric=$FABRIC"
+	echo "!ENOSPC set name=extra uuid=$(uuid 999) members=$NODE fabric=$FABRIC gen=1"
 	echo "msg this node already holds $DOMAINS_MAX domains, the most it may"
 	echo "!ENOSPC create name=extra members=$NODE nowait=1"
 	echo "msg $DOMAINS_MAX domains"
-	echo "commit change=$((100 + DOMAINS_MAX))"
-	echo "!ENOSPC prepare change=999 op=create name=extra uuid=$(uuid 999) members=$NODE fabric=$FABRIC"
+	# A domain at the bound can still be replaced.
+	echo "set name=d1 uuid=$(uuid 101) members=$NODE fabric=$FABRIC gen=2 channels=1"
 	# One goes: one fits again.
-	echo "prepare change=998 op=delete name=d1"
-	echo "commit change=998"
-	echo "prepare change=999 op=create name=extra uuid=$(uuid 999) members=$NODE fabric=$FABRIC"
-	echo "commit change=999"
-	echo "!ENOSPC prepare change=1000 op=create name=extra2 uuid=$(uuid 1000) members=$NODE fabric=$FABRIC"
+	echo "remove name=d1"
+	echo "set name=extra uuid=$(uuid 999) members=$NODE fabric=$FABRIC gen=1"
+	echo "!ENOSPC set name=extra2 uuid=$(uuid 1000) members=$NODE fabric=$FABRIC gen=1"
 } > "$OUT/doms.script"
 $NL -f "$OUT/doms.script" || fail "domains script"
 $NL node-get | grep -q " domains=$DOMAINS_MAX\( \|$\)" || fail "domain count: $($NL node-get)"
 [ "$($NL domains | wc -l)" = $DOMAINS_MAX ] || fail "domain dump: $($NL domains | wc -l) lines"
-t_ok "domains per node: $DOMAINS_MAX (prepared included), then ENOSPC"
+t_ok "domains per node: $DOMAINS_MAX, then ENOSPC"
 t_done

@@ -1,5 +1,5 @@
 # Acceptance 3: two domains with disjoint channels share a node; any
-# overlap is refused, whether the channel is granted or only reserved.
+# overlap is refused, whether asked for by request or set by the manager.
 . tests/vm/lib.sh
 . tests/kmod/common.sh
 
@@ -19,13 +19,11 @@ SCRIPT
 [ "$($NL domain name=job1 | sed 's/.*nchannels=\([0-9]*\).*/\1/')" = 11 ] || fail "job1 size"
 [ "$($NL domain name=job2 | sed 's/.*nchannels=\([0-9]*\).*/\1/')" = 10 ] || fail "job2 size"
 serve_stop
-$NL -f - <<SCRIPT || fail "overlap with a reservation"
+$NL -f - <<SCRIPT || fail "overlap set by the manager"
 attach
-prepare change=700 op=create name=job4 uuid=aaaaaaaa-0000-0000-0000-000000000004 fabric=$FABRIC members=$NODE channels=50
-!EADDRINUSE prepare change=701 op=create name=job5 uuid=aaaaaaaa-0000-0000-0000-000000000005 fabric=$FABRIC members=$NODE channels=50
-msg channel 50 is reserved by a pending change: retry when it ends
-!EADDRINUSE prepare change=702 op=add name=job2 channels=50
-commit change=700
-!EADDRINUSE prepare change=703 op=add name=job2 channels=50
+set name=job4 uuid=aaaaaaaa-0000-0000-0000-000000000004 fabric=$FABRIC members=$NODE gen=1 channels=50
+!EADDRINUSE set name=job5 uuid=aaaaaaaa-0000-0000-0000-000000000005 fabric=$FABRIC members=$NODE gen=1 channels=50
 msg channel 50 is in use
+!EADDRINUSE set name=job4 uuid=aaaaaaaa-0000-0000-0000-000000000004 fabric=$FABRIC members=$NODE gen=2 channels=50 ids=15
+msg channel 15 is in use
 SCRIPT

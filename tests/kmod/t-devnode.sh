@@ -52,20 +52,4 @@ $CHANOPEN /tmp/fake3; [ $? = $ENXIO ] || fail "revoked channel opened through mk
 major=$($NL node-get | sed 's/.*major=\([0-9]*\).*/\1/')
 mknod /tmp/fake9 c "$major" 9
 $CHANOPEN /tmp/fake9; [ $? = $ENXIO ] || fail "ungranted channel opened through mknod"
-# Nor a channel only reserved by an uncommitted change.
 serve_stop
-$NL -f - > "$IMEX_VM_OUT/reserver.log" 2>&1 <<SCRIPT &
-attach
-status name=dv state=ready
-prepare change=500 op=add name=dv channels=9
-hold
-SCRIPT
-reserver=$!
-wait_for 5 sh -c "$NL changes | grep -q change=500"
-$NL channel id=9 | grep -q 'chstate=0' || fail "channel 9 not reserved: $($NL channel id=9)"
-[ ! -e $DEV/channel9 ] || fail "a reserved channel has a device node"
-devnum9=$($NL channel id=9 | sed -n 's/.* devnum=\([0-9]*:[0-9]*\).*/\1/p')
-mknod /tmp/res9 c "${devnum9%:*}" "${devnum9#*:}" || fail "no device number for reserved channel 9: $($NL channel id=9)"
-$CHANOPEN /tmp/res9; [ $? = $ENXIO ] || fail "reserved channel opened through mknod"
-kill -9 $reserver
-wait_for 5 sh -c "! $NL channel id=9 >/dev/null 2>&1"

@@ -165,22 +165,6 @@ SCRIPT
 expect_counts 0 0
 t_ok "remove revokes opens, exports and imports"
 
-# A prepared change of the old protocol: the domain is busy, its reserved
-# channels are another's.
-$NL -f - > "$OUT/busy.log" 2>&1 <<SCRIPT || fail "busy: $(cat "$OUT/busy.log")"
-attach
-prepare change=1 op=add name=da channels=30
-!EBUSY set $SETA members=$NODE gen=10 channels=1
-msg the domain already has change 1 in progress
-!EBUSY remove name=da
-!EADDRINUSE set name=dc uuid=$UC fabric=$FABRIC members=$NODE gen=1 channels=30
-msg channel 30 is reserved by a pending change
-abort change=1
-remove name=da
-SCRIPT
-[ -z "$($NL domains)" ] || fail "domains left: $($NL domains)"
-t_ok "a domain with a prepared change is busy"
-
 # At most IMEX_DOMAINS_MAX domains on the node.
 {
 	echo attach

@@ -32,8 +32,7 @@ SCRIPT
 $NL -f - <<SCRIPT || fail "extack script"
 node-set node=$N
 attach
-prepare change=1 op=create name=$D uuid=$U1 fabric=$FABRIC members=$N,$M channels=0-1
-commit change=1
+set name=$D uuid=$U1 fabric=$FABRIC members=$N,$M gen=1 channels=0-1
 sh $NL -q -f $IMEX_VM_OUT/other.txt
 # node identity
 !EBUSY node-set node=$M
@@ -64,48 +63,29 @@ msg channel 4294967295 is out of range: this node has max_channels=2048
 msg 4294967295 channels asked for; this node has max_channels=2048
 !ENOENT channel id=$MAX32
 msg channel 4294967295 is not granted on this node
-# a change in progress
-prepare change=$MAX64 op=add name=$D channels=5
-!EADDRINUSE create name=$E members=$N channels=5
-msg channel 5 is reserved by a pending change: retry when it ends
-!EBUSY alloc name=$D count=1
-msg the domain has a change in progress: retry when it is done
-!EBUSY channel-set id=0 mode=0600
-msg the channel's domain has a change in progress: retry when it is done
-!EBUSY prepare change=3 op=delete name=$D
-msg the domain already has change 18446744073709551615 in progress
-!EEXIST prepare change=$MAX64 op=delete name=$D
-msg change 18446744073709551615 was already prepared or committed
-abort change=$MAX64
-!ENOENT commit change=$MAX64
-msg no prepared change 18446744073709551615: it was aborted or its lease expired
-prepare change=18446744073709551614 op=add name=$D channels=6
-commit change=18446744073709551614
-!EALREADY abort change=18446744073709551614
-msg change 18446744073709551614 is already committed
-# changes: names, UUIDs, channels
-!ESTALE prepare change=4 op=delete name=$D uuid=$U
+# the manager's domain-set and domain-remove: names, UUIDs, channels
+!ESTALE remove name=$D uuid=$U
 msg a domain of that name here has UUID $U1
-!ENOENT prepare change=4 op=delete name=$E
+!ENOENT remove name=$E
 msg no domain of that name on this node: see 'imexctl domain list'
-!EEXIST prepare change=4 op=create name=$D uuid=$U2 fabric=$FABRIC members=$N
-msg a domain of that name exists on this node already: pick another name
-!EEXIST prepare change=4 op=create name=$E uuid=$U1 fabric=$FABRIC members=$N
+!EEXIST set name=$D uuid=$U2 fabric=$FABRIC members=$N gen=2
+msg the domain here has UUID aaaaaaaa-0000-0000-0000-000000000001: remove it first
+!EEXIST set name=$E uuid=$U1 fabric=$FABRIC members=$N gen=1
 msg domain UUID aaaaaaaa-0000-0000-0000-000000000001 is already in use here
-!EXDEV prepare change=4 op=create name=$E uuid=$U2 fabric=$U:$MAX32 members=$N
+!EXDEV set name=$E uuid=$U2 fabric=$U:$MAX32 members=$N gen=1
 msg fabric ffffffff-ffff-ffff-ffff-ffffffffffff/4294967295 is not this node's
-!EADDRNOTAVAIL prepare change=4 op=create name=$E uuid=$U2 fabric=$FABRIC members=$M
+!EADDRNOTAVAIL set name=$E uuid=$U2 fabric=$FABRIC members=$M gen=1
 msg this node is not in the member list: list it by the name 'imexctl node show' prints
-!EINVAL prepare change=4 op=create name=$E uuid=$U2 fabric=$FABRIC members=$N channels=$MAX32,$MAX32
+!EINVAL set name=$E uuid=$U2 fabric=$FABRIC members=$N gen=1 channels=$MAX32,$MAX32
 msg channel 4294967295 is listed twice
-!EINVAL prepare change=4 op=create name=$E uuid=$U2 fabric=$FABRIC members=$N channels=$MAX32 uid=$MAX32
+!EINVAL set name=$E uuid=$U2 fabric=$FABRIC members=$N gen=1 channels=$MAX32 uid=$MAX32
 msg channel 4294967295: owner uid or gid is not valid
-!E2BIG prepare change=4 op=add name=$D channels=0-4096
+!E2BIG set name=$D uuid=$U1 fabric=$FABRIC members=$N,$M gen=2 channels=0-4096
 msg 4097 channels in one message; at most 4096
-!ENOENT prepare change=4 op=remove name=$D channels=$MAX32
-msg channel 4294967295 is not granted to this domain
-!EADDRNOTAVAIL prepare change=4 op=members name=$D members=$M
-msg this node is not in the new member list: to remove it, delete the domain here
+!ERANGE set name=$D uuid=$U1 fabric=$FABRIC members=$N,$M gen=2 channels=$MAX32
+msg channel 4294967295 is out of range: this node has max_channels=2048
+!EADDRINUSE set name=$E uuid=$U2 fabric=$FABRIC members=$N gen=1 channels=1
+msg channel 1 is in use: 'imexctl channel list' names its domain
 # domain status
 !ENOENT status name=$E state=ready
 msg no domain of that name on this node: see 'imexctl domain list'
@@ -113,10 +93,6 @@ msg no domain of that name on this node: see 'imexctl domain list'
 msg not a member: '$E'
 !EINVAL status name=$D state=ready view=$M:1:1
 msg a member view needs one entry per member (2)
-prepare change=5 op=create name=$E uuid=$U2 fabric=$FABRIC members=$N
-!EAGAIN status name=$E state=ready
-msg the domain is not committed yet: push its health after the commit
-abort change=5
 !ENOENT domain uuid=$U
 msg no domain with UUID ffffffff-ffff-ffff-ffff-ffffffffffff on this node
 # requests, imports and exports by id

@@ -47,8 +47,7 @@ outcome() {
 
 # sweep_mgr WHAT SETUP OP: the manager runs SETUP, then OP with each of
 # its fault sites failed in turn, all in one imex-nl process (it checks
-# the state itself; see --sweep in imex-nl.c).  @C@ and @D@ are fresh
-# change ids per run.
+# the state itself; see --sweep in imex-nl.c).
 sweep_mgr() {
 	printf '%s\n' "$2" "$3" | sed '/^$/d' > "$OUT/fi-script"
 	$NL --sweep "$1" -f "$OUT/fi-script" > "$OUT/fi-out" 2>&1 ||
@@ -64,22 +63,6 @@ run() {
 }
 
 UUID1=cccccccc-0000-0000-0000-000000000001
-CREATE="prepare change=@C@ op=create name=fi uuid=$UUID1 fabric=$FABRIC members=$NODE channels=1,2"
-
-# Grant, the two-phase change: PREPARE reserves, COMMIT adds device nodes.
-run sweep_mgr "prepare create" "" "$CREATE"
-run sweep_mgr "commit create" "$CREATE" "commit change=@C@"
-run sweep_mgr "prepare add" "$CREATE
-commit change=@C@" "prepare change=@D@ op=add name=fi channels=3"
-run sweep_mgr "commit add" "$CREATE
-commit change=@C@
-prepare change=@D@ op=add name=fi channels=3" "commit change=@D@"
-run sweep_mgr "commit delete" "$CREATE
-commit change=@C@
-prepare change=@D@ op=delete name=fi" "commit change=@D@"
-run sweep_mgr "channel-set" "$CREATE
-commit change=@C@" "channel-set id=1 uid=7 gid=8 mode=0640"
-
 # The manager's atomic domain-set: everything checked and allocated before
 # anything changes (create; replace dropping, keeping with a new owner and
 # adding channels while the members change; ids sharing an owner), remove.
@@ -88,6 +71,7 @@ run sweep_mgr "domain-set create" "" "$SET"
 run sweep_mgr "domain-set replace" "$SET" "set name=fi uuid=$UUID1 fabric=$FABRIC members=$NODE,peer gen=2 channels=2,3 uid=7 gid=8 mode=0640"
 run sweep_mgr "domain-set ids" "$SET" "set name=fi uuid=$UUID1 fabric=$FABRIC members=$NODE gen=2 channels=1 ids=2-4 ids_uid=5 ids_mode=0660"
 run sweep_mgr "domain-remove" "$SET" "remove name=fi"
+run sweep_mgr "channel-set" "$SET" "channel-set id=1 uid=7 gid=8 mode=0640"
 
 # The request path: a client's request queued for the manager stand-in.
 $NL -q node-set node_uuid=$NODEU || fail "node-set"

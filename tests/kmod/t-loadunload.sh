@@ -10,10 +10,8 @@ for i in $(seq 1 50); do
 	# One process plays manager: two domains, three device nodes.
 	$NL -q -f - <<SCRIPT || fail "iteration $i: creating domains"
 attach
-prepare change=1 op=create name=a$i uuid=aaaaaaaa-0000-0000-0000-00000000000a fabric=$FABRIC members=$NODE channels=0-1
-commit change=1
-prepare change=2 op=create name=b$i uuid=aaaaaaaa-0000-0000-0000-00000000000b fabric=$FABRIC members=$NODE channels=$((60 + i))
-commit change=2
+set name=a$i uuid=aaaaaaaa-0000-0000-0000-00000000000a fabric=$FABRIC members=$NODE gen=1 channels=0-1
+set name=b$i uuid=aaaaaaaa-0000-0000-0000-00000000000b fabric=$FABRIC members=$NODE gen=1 channels=$((60 + i))
 SCRIPT
 	[ -c $DEV/channel0 ] && [ -c $DEV/channel1 ] && [ -c $DEV/channel$((60 + i)) ] ||
 		fail "iteration $i: device nodes missing: $(ls $DEV)"

@@ -97,10 +97,9 @@ channel-set id=10 uid=1000 mode=0604
 msg another manager
 !EACCES detach
 !EACCES accept
-!EACCES prepare change=1 op=delete name=d1
+!EACCES set name=d1 uuid=$U2 members=$NODE fabric=$FABRIC gen=9
 msg only the attached manager
-!EACCES commit change=1
-!EACCES abort change=1
+!EACCES remove name=d1
 !EACCES status name=d1 state=ready
 !EBUSY node-set fabric=$OTHER:1
 msg delete them before changing the node's identity
@@ -130,11 +129,9 @@ channel id=10
 !EPERM detach
 !EPERM accept
 !EPERM done req=1 status=0
-!EPERM prepare change=1 op=delete name=d1
-!EPERM commit change=1
-!EPERM abort change=1
+!EPERM set name=d1 uuid=$U2 members=$NODE fabric=$FABRIC gen=9
+!EPERM remove name=d1
 !EPERM status name=d1 state=ready
-changes
 join group=events
 !EPERM join group=manager
 SCRIPT
@@ -167,45 +164,35 @@ serve_stop
 $NL -f - <<SCRIPT || fail "script 5"
 attach
 attach
-!EINVAL prepare op=create name=m1
-!EINVAL prepare change=1001 name=m1
-!EINVAL prepare change=1001 op=create name=m1 members=$NODE fabric=$FABRIC
-!ERANGE prepare change=1001 op=9 name=m1
-!ERANGE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC lease=0
-!ERANGE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC lease=300001
-!EXDEV prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$OTHER:1
+!EINVAL set name=m1
+!EINVAL set name=m1 uuid=$U2 members=$NODE fabric=$FABRIC
+msg missing attribute
+!EXDEV set name=m1 uuid=$U2 members=$NODE fabric=$OTHER:1 gen=1
 msg not this node's
-!EXDEV prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC_UUID:8
-!EADDRNOTAVAIL prepare change=1001 op=create name=m1 uuid=$U2 members=x,y fabric=$FABRIC
-!EEXIST prepare change=1001 op=create name=d1 uuid=$U2 members=$NODE fabric=$FABRIC
-!ERANGE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=4096
-!EADDRINUSE prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=10
-!EINVAL prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=5,5
+!EXDEV set name=m1 uuid=$U2 members=$NODE fabric=$FABRIC_UUID:8 gen=1
+!EADDRNOTAVAIL set name=m1 uuid=$U2 members=x,y fabric=$FABRIC gen=1
+!EEXIST set name=d1 uuid=$U2 members=$NODE fabric=$FABRIC gen=1
+!ERANGE set name=m1 uuid=$U2 members=$NODE fabric=$FABRIC gen=1 channels=4096
+!EADDRINUSE set name=m1 uuid=$U2 members=$NODE fabric=$FABRIC gen=1 channels=10
+!EINVAL set name=m1 uuid=$U2 members=$NODE fabric=$FABRIC gen=1 channels=5,5
 msg listed twice
-prepare change=1001 op=create name=m1 uuid=$U2 members=$NODE fabric=$FABRIC channels=20-21
-!EEXIST prepare change=1001 op=create name=m2 uuid=$U1 members=$NODE fabric=$FABRIC
-!EEXIST prepare change=1002 op=create name=m2 uuid=$U2 members=$NODE fabric=$FABRIC
+set name=m1 uuid=$U2 members=$NODE fabric=$FABRIC gen=1 channels=20-21
+!EEXIST set name=m2 uuid=$U2 members=$NODE fabric=$FABRIC gen=1
 msg already in use here
-!EADDRINUSE prepare change=1002 op=create name=m2 uuid=$U1 members=$NODE fabric=$FABRIC channels=21
-msg channel 21 is reserved by a pending change
-!EBUSY prepare change=1002 op=delete name=m1
-msg the domain already has change 1001 in progress
-changes
-commit change=1001
-commit change=1001
-!EALREADY abort change=1001
-abort change=1077
-!ENOENT commit change=1077
-msg no prepared change 1077
-!ESTALE prepare change=1003 op=delete name=m1 uuid=$U1
-prepare change=1003 op=add name=m1 channels=22
-abort change=1003
-!ENOENT prepare change=1004 op=remove name=m1 channels=10
-prepare change=1004 op=remove name=m1 channels=20
-commit change=1004
-!EADDRNOTAVAIL prepare change=1005 op=members name=m1 members=x
-prepare change=1005 op=members name=m1 members=$NODE,peer9
-commit change=1005
+!EADDRINUSE set name=m2 uuid=$U1 members=$NODE fabric=$FABRIC gen=1 channels=21
+msg channel 21 is in use
+!ESTALE remove name=m1 uuid=$U1
+!EADDRNOTAVAIL set name=m1 uuid=$U2 members=x fabric=$FABRIC gen=2 channels=21
+set name=m1 uuid=$U2 members=$NODE,peer9 fabric=$FABRIC gen=2 channels=21
+# The two-phase change commands (21-24) and attributes (30-32) are gone.
+!EOPNOTSUPP raw cmd=21
+!EOPNOTSUPP raw cmd=22
+!EOPNOTSUPP raw cmd=23
+!EOPNOTSUPP raw cmd=24 flags=dump
+!EINVAL set name=m1 uuid=$U2 members=$NODE,peer9 fabric=$FABRIC gen=2 channels=21 a=30:u64:1
+msg Unsupported attribute
+!EINVAL set name=m1 uuid=$U2 members=$NODE,peer9 fabric=$FABRIC gen=2 channels=21 a=31:u32:0
+!EINVAL set name=m1 uuid=$U2 members=$NODE,peer9 fabric=$FABRIC gen=2 channels=21 a=32:u32:1000
 !ENOENT status name=nosuch state=ready
 !ERANGE status name=m1 state=down
 !EINVAL status name=m1 state=degraded view=$NODE:2:1
@@ -221,7 +208,7 @@ detach
 SCRIPT
 $NL domain name=m1 | grep -q "member=peer9@:4:41" || fail "member state/view not stored: $($NL domain name=m1)"
 $NL domain name=m1 | grep -q "ids=21 " || fail "m1 channels: $($NL domain name=m1)"
-# Without a manager, committed domains are DOWN (state 1).
+# Without a manager, every domain is DOWN (state 1).
 $NL domain name=m1 | grep -q "state=1 " || fail "m1 not DOWN after detach"
 
 # --- a request answered by hand, and one lost with its manager ---------------------------------
@@ -266,7 +253,7 @@ $NL -f - <<SCRIPT || fail "script 7"
 !EXDEV create name=f1 members=$NODE
 msg no fabric identity
 attach
-!EXDEV prepare change=1 op=create name=f1 uuid=$U2 members=$NODE fabric=$FABRIC
+!EXDEV set name=f1 uuid=$U2 members=$NODE fabric=$FABRIC gen=1
 SCRIPT
 imex_unload
 imex_load $IMEX_TEST_PARAMS

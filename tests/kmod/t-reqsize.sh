@@ -44,8 +44,7 @@ show_upcall() {
 # ids (16,000 u32) and 160 long member names: ~117 KiB of attributes.
 if ! $NL -f - > "$OUT/delete.log" 2>&1 <<SCRIPT; then
 attach
-prepare change=1 op=create name=big uuid=$U1 fabric=$FABRIC members=$NODE channels=0
-commit change=1
+set name=big uuid=$U1 fabric=$FABRIC members=$NODE gen=1 channels=0
 !EINVAL delete name=big a=33:ids:16000 members=$M nowait=1
 msg Unsupported attribute
 SCRIPT
@@ -66,10 +65,10 @@ msg Unsupported attribute
 msg Unsupported attribute
 !EINVAL domain name=big a=16:str:x
 !EINVAL channel id=0 a=2:bin:00112233445566778899aabbccddeeff
-!EINVAL changes a=30:u64:1
+!EINVAL domains a=30:u64:1
 attach
 !EINVAL delete name=big count=1
-!EINVAL commit change=99 a=10:str:x
+!EINVAL remove name=big a=16:str:x
 !EINVAL accept a=10:str:x
 !EINVAL done req=1 status=0 a=16:str:x
 !EINVAL evict name=big member=x a=33:ids:1

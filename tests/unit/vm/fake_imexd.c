@@ -3,7 +3,8 @@
  * fake_imexd: a stand-in manager for exercising imexctl against the real
  * imex.ko in a single VM, before imexd exists.  It attaches as manager,
  * accepts each request and applies it to its own kernel only (no peers):
- * PREPARE + COMMIT, DOMAIN_SET_STATUS, then REQ_DONE.  Test hooks by domain
+ * one DOMAIN_SET (the domain's whole new definition) or DOMAIN_REMOVE,
+ * DOMAIN_SET_STATUS, then REQ_DONE.  Test hooks by domain
  * name: "fail*" is refused (EBUSY), "slow*" is never answered; members named
  * "down*" are reported never connected (the domain is then DEGRADED).
  * MEMBER_EVICT is refused with EOPNOTSUPP.  Not a daemon: for tests only.
@@ -26,7 +27,6 @@
 
 static struct nl_sock *mgr;	/* the attached socket: commands */
 static int family;
-static uint64_t change_id = 1;
 
 struct reply {
 	int err;
@@ -150,23 +150,6 @@ static int pick_free(uint32_t count, uint32_t *ids)
 	return 0;
 }
 
-static void put_channels(struct nl_msg *m, const uint32_t *ids, uint32_t n,
-			 uint32_t uid, uint32_t gid, uint32_t mode)
-{
-	struct nlattr *arr = nla_nest_start(m, IMEX_A_CHANNELS), *e;
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		e = nla_nest_start(m, (int)i + 1);
-		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, ids[i]);
-		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, uid);
-		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, gid);
-		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, mode);
-		nla_nest_end(m, e);
-	}
-	nla_nest_end(m, arr);
-}
-
 /* Channel ids of a request: IMEX_A_CHANNELS, or IMEX_A_CHANNEL_COUNT free ones. */
 static uint32_t request_ids(struct nlattr **tb, uint32_t **ids)
 {
@@ -243,68 +226,165 @@ static void done(uint64_t id, int status, const char *text)
 		status, text ? text : "");
 }
 
-/* PREPARE with what @fill adds, then COMMIT; the kernel's refusal on failure. */
-static int change(uint32_t op, const char *name, void (*fill)(struct nl_msg *, void *),
-		  void *arg, char *why, size_t size)
-{
-	struct nl_msg *m = msg(IMEX_CMD_CHANGE_PREPARE, 0);
-	uint64_t id = change_id++;
-	int err;
-
-	nla_put_u64(m, IMEX_A_CHANGE_ID, id);
-	nla_put_u32(m, IMEX_A_CHANGE_OP, op);
-	nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
-	if (fill)
-		fill(m, arg);
-	err = call(m, NULL, NULL, why, size);
-	if (err)
-		return err;
-	m = msg(IMEX_CMD_CHANGE_COMMIT, 0);
-	nla_put_u64(m, IMEX_A_CHANGE_ID, id);
-	return call(m, NULL, NULL, why, size);
-}
-
-struct create {
-	struct nlattr **tb;
-	struct node_info *node;
-	uint32_t *ids, n;
+/* A domain's definition: what the kernel holds, then as the request wants it. */
+struct def {
+	uint8_t uuid[16];
+	uint64_t gen;
+	struct nl_msg *members;	/* the DOMAIN_GET reply holding them */
+	struct nlattr *mlist;
+	uint32_t *ids, n;	/* IMEX_CHANNELS_MAX room */
+	uint32_t *uid, *gid, *mode;
 };
 
-static void fill_create(struct nl_msg *m, void *arg)
+static int domain_parse(struct nl_msg *m, void *arg)
 {
-	struct create *c = arg;
-	struct nlattr **tb = c->tb;
-	uint8_t uuid[16];
+	struct def *d = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
 
-	if (tb[IMEX_A_DOMAIN_UUID])
-		memcpy(uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
-	else if (getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid))
-		memset(uuid, 0x5a, sizeof(uuid));
-	nla_put(m, IMEX_A_DOMAIN_UUID, 16, uuid);
-	nla_put(m, IMEX_A_FABRIC_UUID, 16, c->node->fabric);
-	nla_put_u32(m, IMEX_A_FABRIC_PARTITION, c->node->partition);
-	nla_put(m, IMEX_A_MEMBERS | NLA_F_NESTED, nla_len(tb[IMEX_A_MEMBERS]),
-		nla_data(tb[IMEX_A_MEMBERS]));
-	put_channels(m, c->ids, c->n,
-		     tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0,
-		     tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0,
-		     tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL);
+	if (!tb[IMEX_A_DOMAIN_UUID] || !tb[IMEX_A_MEMBERS])
+		return 0;
+	memcpy(d->uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
+	if (tb[IMEX_A_DOMAIN_GENERATION])
+		d->gen = nla_get_u64(tb[IMEX_A_DOMAIN_GENERATION]);
+	nlmsg_get(m);
+	d->members = m;
+	d->mlist = tb[IMEX_A_MEMBERS];
+	return 0;
 }
 
-static void fill_channels(struct nl_msg *m, void *arg)
+static int channel_parse(struct nl_msg *m, void *arg)
 {
-	struct create *c = arg;
+	struct def *d = arg;
+	struct nlattr *tb[IMEX_A_MAX + 1];
 
-	put_channels(m, c->ids, c->n, 0, 0, 0600);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, IMEX_A_MAX, NULL);
+	if (!tb[IMEX_A_CHANNEL_ID] || d->n == IMEX_CHANNELS_MAX)
+		return 0;
+	d->ids[d->n] = nla_get_u32(tb[IMEX_A_CHANNEL_ID]);
+	d->uid[d->n] = tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0;
+	d->gid[d->n] = tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0;
+	d->mode[d->n] = tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600;
+	d->n++;
+	return 0;
+}
+
+static void def_alloc(struct def *d)
+{
+	d->ids = calloc(IMEX_CHANNELS_MAX, sizeof(*d->ids));
+	d->uid = calloc(IMEX_CHANNELS_MAX, sizeof(*d->uid));
+	d->gid = calloc(IMEX_CHANNELS_MAX, sizeof(*d->gid));
+	d->mode = calloc(IMEX_CHANNELS_MAX, sizeof(*d->mode));
+}
+
+static void def_free(struct def *d)
+{
+	if (d->members)
+		nlmsg_free(d->members);
+	free(d->ids);
+	free(d->uid);
+	free(d->gid);
+	free(d->mode);
+}
+
+/* The domain as the kernel holds it: 0 or -errno, the kernel's text in @why. */
+static int def_read(struct def *d, const char *name, char *why, size_t size)
+{
+	struct nl_msg *m = msg(IMEX_CMD_DOMAIN_GET, 0);
+	int err;
+
+	nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
+	err = call(m, domain_parse, d, why, size);
+	if (!err && !d->members)
+		err = -ENOENT;
+	if (err)
+		return err;
+	m = msg(IMEX_CMD_CHANNEL_GET, NLM_F_DUMP);
+	nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
+	return call(m, channel_parse, d, why, size);
+}
+
+static void def_add(struct def *d, const uint32_t *ids, uint32_t n, uint32_t uid,
+		    uint32_t gid, uint32_t mode)
+{
+	for (uint32_t i = 0; i < n && d->n < IMEX_CHANNELS_MAX; i++, d->n++) {
+		d->ids[d->n] = ids[i];
+		d->uid[d->n] = uid;
+		d->gid[d->n] = gid;
+		d->mode[d->n] = mode;
+	}
+}
+
+static void def_drop(struct def *d, const uint32_t *ids, uint32_t n)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < d->n; i++) {
+		uint32_t j = 0;
+
+		while (j < n && ids[j] != d->ids[i])
+			j++;
+		if (j < n)
+			continue;
+		d->ids[kept] = d->ids[i];
+		d->uid[kept] = d->uid[i];
+		d->gid[kept] = d->gid[i];
+		d->mode[kept] = d->mode[i];
+		kept++;
+	}
+	d->n = kept;
+}
+
+/* DOMAIN_SET: domain @name is now @d, with @members; the kernel's refusal on failure. */
+static int def_set(const char *name, const struct def *d, struct nlattr *members,
+		   const struct node_info *node, char *why, size_t size)
+{
+	struct nl_msg *m = msg(IMEX_CMD_DOMAIN_SET, 0);
+	struct nlattr *arr = NULL, *e, *mt[IMEX_A_MEMBER_MAX + 1];
+	int rem, i = 1;
+
+	nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
+	nla_put(m, IMEX_A_DOMAIN_UUID, 16, d->uuid);
+	nla_put(m, IMEX_A_FABRIC_UUID, 16, node->fabric);
+	nla_put_u32(m, IMEX_A_FABRIC_PARTITION, node->partition);
+	nla_put_u64(m, IMEX_A_DOMAIN_GENERATION, d->gen + 1);
+	/* Names and addresses only: the states are the kernel's. */
+	arr = nla_nest_start(m, IMEX_A_MEMBERS);
+	nla_for_each_nested(e, members, rem) {
+		struct nlattr *ne;
+
+		nla_parse_nested(mt, IMEX_A_MEMBER_MAX, e, NULL);
+		if (!mt[IMEX_A_MEMBER_ENTRY_NAME])
+			continue;
+		ne = nla_nest_start(m, i++);
+		nla_put_string(m, IMEX_A_MEMBER_ENTRY_NAME, nla_get_string(mt[IMEX_A_MEMBER_ENTRY_NAME]));
+		if (mt[IMEX_A_MEMBER_ADDR])
+			nla_put_string(m, IMEX_A_MEMBER_ADDR, nla_get_string(mt[IMEX_A_MEMBER_ADDR]));
+		nla_nest_end(m, ne);
+	}
+	nla_nest_end(m, arr);
+	arr = nla_nest_start(m, IMEX_A_CHANNELS);
+	for (uint32_t k = 0; k < d->n; k++) {
+		e = nla_nest_start(m, (int)k + 1);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, d->ids[k]);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, d->uid[k]);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, d->gid[k]);
+		nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, d->mode[k]);
+		nla_nest_end(m, e);
+	}
+	nla_nest_end(m, arr);
+	return call(m, NULL, NULL, why, size);
 }
 
 static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 {
 	struct nlattr *tb[IMEX_A_MAX + 1];
 	struct node_info node = { 0 };
-	struct create c = { .tb = tb, .node = &node };
+	struct def d = { 0 };
 	char why[IMEX_MESSAGE_MAX] = "", text[IMEX_MESSAGE_MAX];
+	uint32_t *ids = NULL, n;
 	const char *name;
+	struct nl_msg *m;
 	int err = 0;
 
 	nla_parse_nested(tb, IMEX_A_MAX, attrs, NULL);
@@ -318,29 +398,46 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 		done(id, EBUSY, text);
 		return;
 	}
+	call(msg(IMEX_CMD_NODE_GET, 0), node_parse, &node, NULL, 0);
+	def_alloc(&d);
 	switch (cmd) {
 	case IMEX_CMD_DOMAIN_CREATE:
-		call(msg(IMEX_CMD_NODE_GET, 0), node_parse, &node, NULL, 0);
-		c.n = request_ids(tb, &c.ids);
-		err = change(IMEX_CHANGE_CREATE, name, fill_create, &c, why, sizeof(why));
+		if (tb[IMEX_A_DOMAIN_UUID])
+			memcpy(d.uuid, nla_data(tb[IMEX_A_DOMAIN_UUID]), 16);
+		else if (getrandom(d.uuid, sizeof(d.uuid), 0) != sizeof(d.uuid))
+			memset(d.uuid, 0x5a, sizeof(d.uuid));
+		n = request_ids(tb, &ids);
+		def_add(&d, ids, n,
+			tb[IMEX_A_CHANNEL_UID] ? nla_get_u32(tb[IMEX_A_CHANNEL_UID]) : 0,
+			tb[IMEX_A_CHANNEL_GID] ? nla_get_u32(tb[IMEX_A_CHANNEL_GID]) : 0,
+			tb[IMEX_A_CHANNEL_MODE] ? nla_get_u32(tb[IMEX_A_CHANNEL_MODE]) : 0600);
+		err = def_set(name, &d, tb[IMEX_A_MEMBERS], &node, why, sizeof(why));
 		if (!err)
 			set_status(name, tb[IMEX_A_MEMBERS], node.name);
 		break;
 	case IMEX_CMD_DOMAIN_DELETE:
-		err = change(IMEX_CHANGE_DELETE, name, NULL, NULL, why, sizeof(why));
+		m = msg(IMEX_CMD_DOMAIN_REMOVE, 0);
+		nla_put_string(m, IMEX_A_DOMAIN_NAME, name);
+		err = call(m, NULL, NULL, why, sizeof(why));
 		break;
 	case IMEX_CMD_CHANNEL_ALLOC:
 	case IMEX_CMD_CHANNEL_FREE:
-		c.n = request_ids(tb, &c.ids);
-		err = change(cmd == IMEX_CMD_CHANNEL_ALLOC ? IMEX_CHANGE_ADD_CHANNELS :
-			     IMEX_CHANGE_REMOVE_CHANNELS, name, fill_channels, &c, why,
-			     sizeof(why));
+		err = def_read(&d, name, why, sizeof(why));
+		if (err)
+			break;
+		n = request_ids(tb, &ids);
+		if (cmd == IMEX_CMD_CHANNEL_ALLOC)
+			def_add(&d, ids, n, 0, 0, 0600);
+		else
+			def_drop(&d, ids, n);
+		err = def_set(name, &d, d.mlist, &node, why, sizeof(why));
 		break;
 	default:
 		err = -EOPNOTSUPP;
 		snprintf(why, sizeof(why), "fake imexd cannot do command %u", cmd);
 	}
-	free(c.ids);
+	free(ids);
+	def_free(&d);
 	done(id, -err, why);
 }
 
