@@ -31,19 +31,9 @@ int imex_channel_check_for(u32 id, const struct imex_domain *d,
 	ch = xa_load(&imex_channels, id);
 	if (!ch || (d && ch->domain == d && ch->state == IMEX_CHANNEL_GRANTED))
 		return 0;
-	if (ch->state == IMEX_CHANNEL_RESERVED)
-		imex_extack_fmt(extack,
-				"channel %u is reserved by a pending change: retry when it ends",
-				id);
-	else
-		imex_extack_fmt(extack, "channel %u is in use: 'imexctl channel list' names its domain",
-				id);
+	imex_extack_fmt(extack, "channel %u is in use: 'imexctl channel list' names its domain",
+			id);
 	return -EADDRINUSE;
-}
-
-int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack)
-{
-	return imex_channel_check_for(id, NULL, extack);
 }
 
 static int imex_spec_cmp(const void *a, const void *b)
@@ -168,8 +158,7 @@ fail:
 }
 
 struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
-					  struct imex_change *c, kuid_t uid,
-					  kgid_t gid, umode_t mode)
+					  kuid_t uid, kgid_t gid, umode_t mode)
 {
 	struct imex_channel *ch = kzalloc(sizeof(*ch), GFP_KERNEL);
 	int err;
@@ -183,7 +172,6 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 	ch->fabric_partition = d->fabric_partition;
 	ch->domain = d;
 	ch->state = IMEX_CHANNEL_RESERVED;
-	ch->change = c;
 	ch->uid = uid;
 	ch->gid = gid;
 	ch->mode = mode;
@@ -218,7 +206,6 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 int imex_channel_grant(struct imex_channel *ch)
 {
 	ch->state = IMEX_CHANNEL_GRANTED;
-	ch->change = NULL;
 	imex_bump();
 	ch->chdev = imex_chdev_new(ch, ch->uid, ch->gid, ch->mode);
 	if (ch->chdev)
@@ -249,7 +236,6 @@ void imex_channel_revoke(struct imex_channel *ch)
 		imex_notify_channel(IMEX_CMD_CHANNEL_DEL, ch);
 	ch->domain->nchannels--;
 	WRITE_ONCE(ch->domain, NULL);
-	ch->change = NULL;
 	imex_channel_files_revoke(ch);
 	WRITE_ONCE(ch->revoked, true);
 	imex_kapi_channel_revoked(ch);
@@ -416,11 +402,6 @@ int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info)
 	if (!ch || ch->state != IMEX_CHANNEL_GRANTED) {
 		imex_extack_fmt(extack, "channel %u is not granted on this node", id);
 		err = -ENOENT;
-		goto out;
-	}
-	if (ch->domain->change) {
-		NL_SET_ERR_MSG(extack, "the channel's domain has a change in progress: retry when it is done");
-		err = -EBUSY;
 		goto out;
 	}
 	uid = a[IMEX_A_CHANNEL_UID] ?

@@ -22,8 +22,8 @@
  * outlives the grant) must not reach the next grant of the same id.  Minors
  * are allocated cyclically over the region's whole 20-bit range, so a
  * number comes back only after every other free one was handed out, about
- * a million reservations later (a number is taken when a change reserves
- * the channel, so changes that abort count too); the wrap is logged.
+ * a million reservations later (a number is taken when DOMAIN_SET reserves
+ * the channel, so sets that fail count too); the wrap is logged.
  * Generation bits above the id would leave no room at max_channels=2^20;
  * this works for any max_channels, which still bounds the ids and so the
  * live minors (one per reserved or granted channel).  A minor is freed

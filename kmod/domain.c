@@ -127,7 +127,7 @@ struct imex_domain *imex_domain_new(const char *name, const uuid_t *uuid,
 	uuid_copy(&d->uuid, uuid);
 	uuid_copy(&d->fabric_uuid, fabric);
 	d->fabric_partition = partition;
-	d->state = IMEX_DOMAIN_PREPARED;
+	d->state = IMEX_DOMAIN_DOWN;
 	INIT_LIST_HEAD(&d->kapi_channels);
 	return d;
 }
@@ -139,23 +139,7 @@ void imex_domain_link(struct imex_domain *d)
 	imex_bump();
 }
 
-struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
-				      const uuid_t *fabric, u32 partition,
-				      struct imex_member *members, u32 nmembers,
-				      u32 self)
-{
-	struct imex_domain *d = imex_domain_new(name, uuid, fabric, partition);
-
-	if (!d)
-		return NULL;
-	d->members = members;
-	d->nmembers = nmembers;
-	d->self = self;
-	imex_domain_link(d);
-	return d;
-}
-
-/* The caller has revoked the domain's channels and ended its change. */
+/* The caller has revoked the domain's channels. */
 void imex_domain_destroy(struct imex_domain *d)
 {
 	WARN_ON(d->nchannels);
@@ -375,7 +359,7 @@ int imex_nl_domain_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-/* Health as the manager sees it; DOWN and PREPARED are the kernel's own. */
+/* Health as the manager sees it; DOWN is the kernel's own. */
 int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
@@ -393,11 +377,6 @@ int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 	d = imex_domain_select(info);
 	if (IS_ERR_OR_NULL(d)) {
 		err = d ? PTR_ERR(d) : -ENOENT;
-		goto out;
-	}
-	if (d->state == IMEX_DOMAIN_PREPARED) {
-		NL_SET_ERR_MSG(extack, "the domain is not committed yet: push its health after the commit");
-		err = -EAGAIN;
 		goto out;
 	}
 

@@ -81,11 +81,6 @@ static int imex_set_check(struct imex_set *st, struct genl_info *info,
 				uuid);
 		return -EEXIST;
 	}
-	if (st->d && st->d->change) {
-		imex_extack_fmt(extack, "the domain already has change %llu in progress",
-				st->d->change->id);
-		return -EBUSY;
-	}
 	nla_memcpy(&fabric, a[IMEX_A_FABRIC_UUID], sizeof(fabric));
 	part = nla_get_u32(a[IMEX_A_FABRIC_PARTITION]);
 	if (!imex_node_fabric_matches(&fabric, part)) {
@@ -168,8 +163,8 @@ static int imex_set_prepare(struct imex_set *st, const char *name,
 
 		ch = imex_channel_lookup(s->id);
 		if (!ch) {
-			ch = imex_channel_reserve(s->id, d, NULL, s->uid,
-						  s->gid, s->mode);
+			ch = imex_channel_reserve(s->id, d, s->uid, s->gid,
+						  s->mode);
 			if (IS_ERR(ch))
 				return PTR_ERR(ch);
 			st->fresh[i] = ch;
@@ -319,11 +314,6 @@ int imex_nl_domain_remove(struct sk_buff *skb, struct genl_info *info)
 					&d->uuid);
 			return -ESTALE;
 		}
-	}
-	if (d->change) {
-		imex_extack_fmt(extack, "the domain already has change %llu in progress",
-				d->change->id);
-		return -EBUSY;
 	}
 	imex_domain_revoke_channels(d);
 	imex_notify_domain(IMEX_CMD_DOMAIN_DEL, d);

@@ -3,7 +3,7 @@
  * imex.ko internals.
  *
  * Locking: one mutex, imex_lock, guards every object below (node identity,
- * domains, channels' grant state, prepared changes, requests, the manager).
+ * domains, channels' grant state, requests, the manager).
  * Control operations are rare and short, so a single lock keeps every
  * invariant check and its update atomic without lock ordering to reason
  * about.  Paths that must not take it: a channel's poll() and the in-kernel
@@ -21,7 +21,7 @@
  * One FIFO run by one holder at a time keeps a revoked grant's device_del()
  * ahead of the device_add() of a later grant of the same id, so names and
  * device numbers never clash.  Callers that change devices flush after
- * unlocking, so a commit returns once its nodes exist; a work item flushes
+ * unlocking, so a DOMAIN_SET returns once its nodes exist; a work item flushes
  * what nobody else does.  A granted channel opens only once its first
  * device was added (imex_channel.dev_added), i.e. with its owner and mode.
  */
@@ -63,8 +63,6 @@ struct imex_member {
 	u8		*view;		/* nmembers entries, or NULL */
 };
 
-struct imex_change;
-
 struct imex_domain {
 	struct list_head	list;
 	char			name[IMEX_NAME_MAX];
@@ -78,7 +76,6 @@ struct imex_domain {
 	u32			self;
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
-	struct imex_change	*change;	/* at most one in flight */
 	struct list_head	kapi_channels;	/* imex_channel.kapi_node */
 	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
 	/*
@@ -108,7 +105,6 @@ struct imex_channel {
 	/* Under imex_lock. */
 	struct imex_domain	*domain;	/* NULL once revoked; RCU for ident */
 	u32			state;		/* enum imex_channel_state */
-	struct imex_change	*change;	/* reserving/removing change */
 	kuid_t			uid;
 	kgid_t			gid;
 	umode_t			mode;
@@ -176,20 +172,6 @@ extern unsigned int imex_nexports, imex_nimports;
 
 extern struct xarray imex_channels;
 
-struct imex_change {
-	struct list_head	list;
-	u64			id;
-	u32			op;		/* enum imex_change_op */
-	unsigned long		expires;	/* jiffies */
-	struct imex_domain	*domain;
-	u32			nchan;
-	u32			*chan_ids;
-	/* SET_MEMBERS: the new list, installed on commit. */
-	struct imex_member	*members;
-	u32			nmembers;
-	u32			self;
-};
-
 /* main.c */
 bool imex_name_valid(const char *name);
 
@@ -205,10 +187,6 @@ struct imex_domain *imex_domain_find_uuid(const uuid_t *uuid);
 struct imex_domain *imex_domain_new(const char *name, const uuid_t *uuid,
 				    const uuid_t *fabric, u32 partition);
 void imex_domain_link(struct imex_domain *d);
-struct imex_domain *imex_domain_alloc(const char *name, const uuid_t *uuid,
-				      const uuid_t *fabric, u32 partition,
-				      struct imex_member *members, u32 nmembers,
-				      u32 self);
 void imex_domain_destroy(struct imex_domain *d);
 void imex_domain_set_state(struct imex_domain *d, u32 state);
 bool imex_domain_usable(const struct imex_domain *d);
@@ -245,10 +223,8 @@ const struct imex_chan_spec *imex_chan_spec_find(const struct imex_chan_spec *sp
 struct imex_channel *imex_channel_lookup(u32 id);
 int imex_channel_check_for(u32 id, const struct imex_domain *d,
 			   struct netlink_ext_ack *extack);
-int imex_channel_check_free(u32 id, struct netlink_ext_ack *extack);
 struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
-					  struct imex_change *c, kuid_t uid,
-					  kgid_t gid, umode_t mode);
+					  kuid_t uid, kgid_t gid, umode_t mode);
 int imex_channel_grant(struct imex_channel *ch);
 void imex_channel_revoke(struct imex_channel *ch);
 void imex_channel_install_owner(struct imex_channel *ch, struct imex_chdev *cd,
@@ -283,18 +259,12 @@ void imex_kapi_channel_revoked(struct imex_channel *ch);
 void imex_kapi_domain_state(struct imex_domain *d);
 void imex_kapi_exit(void);
 
-/* change.c */
-void imex_change_rollback_all(void);
-unsigned long imex_changes_expire(unsigned long now);
-struct imex_change *imex_change_find(u64 id);
-extern struct list_head imex_changes;
-
 /* request.c */
 void imex_request_fail_all(u32 status, const char *msg);
 void imex_requests_free(void);
 unsigned long imex_requests_expire(unsigned long now);
 
-/* manager.c: the reaper expires leases and requests. */
+/* manager.c: the reaper expires requests. */
 int imex_manager_init(void);
 void imex_manager_exit(void);
 bool imex_manager_attached(void);
@@ -319,10 +289,6 @@ int imex_nl_channel_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int imex_nl_channel_set(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_manager_attach(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_manager_detach(struct sk_buff *skb, struct genl_info *info);
-int imex_nl_change_prepare(struct sk_buff *skb, struct genl_info *info);
-int imex_nl_change_commit(struct sk_buff *skb, struct genl_info *info);
-int imex_nl_change_abort(struct sk_buff *skb, struct genl_info *info);
-int imex_nl_change_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int imex_nl_import_accept(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_import_done(struct sk_buff *skb, struct genl_info *info);
 int imex_nl_import_check(struct sk_buff *skb, struct genl_info *info);

@@ -148,7 +148,6 @@ static void __exit imex_exit(void)
 	imex_manager_exit();
 
 	mutex_lock(&imex_lock);
-	imex_change_rollback_all();
 	imex_requests_free();
 	list_for_each_entry_safe(d, tmp, &imex_domains, list) {
 		imex_domain_revoke_channels(d);

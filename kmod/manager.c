@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The manager: the one netlink socket (imexd's) allowed to answer requests
- * and apply changes (invariant 7).  Its attachment ends with the socket, and
- * with it whatever it had only prepared.  Also the reaper, which expires
- * change leases and requests nobody finished.
+ * and set domains (invariant 7).  Its attachment ends with the socket; then
+ * every domain is DOWN until a manager keeps it again.  Also the reaper,
+ * which expires requests nobody finished.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -76,13 +76,10 @@ void imex_reaper_kick(unsigned long when)
 
 static void imex_reaper_fn(struct work_struct *work)
 {
-	unsigned long now = jiffies, next, n;
+	unsigned long next;
 
 	mutex_lock(&imex_lock);
-	next = imex_changes_expire(now);
-	n = imex_requests_expire(now);
-	if (n && (!next || time_before(n, next)))
-		next = n;
+	next = imex_requests_expire(jiffies);
 	if (next)
 		imex_reaper_kick(next);
 	mutex_unlock(&imex_lock);
@@ -98,12 +95,10 @@ static void imex_manager_gone(const char *why)
 	imex_manager_sk = NULL;
 	imex_manager_portid = 0;
 	imex_manager_tgid = 0;
-	imex_change_rollback_all();
 	imex_request_fail_all(ENOTCONN, why);
 	imex_imports_manager_gone();
 	list_for_each_entry(d, &imex_domains, list)
-		if (d->state != IMEX_DOMAIN_PREPARED)
-			imex_domain_set_state(d, IMEX_DOMAIN_DOWN);
+		imex_domain_set_state(d, IMEX_DOMAIN_DOWN);
 	imex_bump();
 	imex_notify_manager(IMEX_CMD_MANAGER_DETACH, pid);
 }

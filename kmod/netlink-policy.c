@@ -19,9 +19,6 @@ static_assert(IMEX_MINORS == 1048576);
 static_assert(IMEX_REQS_MAX == 64);
 static_assert(IMEX_REQ_TIMEOUT_MS == 120000);
 static_assert(IMEX_MESSAGE_MAX == 256);
-static_assert(IMEX_LEASE_DEFAULT_MS == 10000);
-static_assert(IMEX_LEASE_MAX_MS == 300000);
-static_assert(IMEX_CHANGE_HISTORY == 64);
 static_assert(IMEX_CHANNELS_PER_MSG == 4096);
 static_assert(IMEX_CHANNEL_IDS_MAX == 16000);
 static_assert(IMEX_DESC_MAX == 256);
@@ -37,7 +34,6 @@ static_assert(IMEX_REVOKE_NODE_LOST == 1);
 static_assert(IMEX_REVOKE_NODE_RESTARTED == 2);
 static_assert(IMEX_REVOKE_CHANNEL_GONE == 3);
 static_assert(IMEX_REVOKE_DAEMON_LOST == 4);
-static_assert(IMEX_DOMAIN_PREPARED == 0);
 static_assert(IMEX_DOMAIN_DOWN == 1);
 static_assert(IMEX_DOMAIN_READY == 2);
 static_assert(IMEX_DOMAIN_DEGRADED == 3);
@@ -50,11 +46,6 @@ static_assert(IMEX_MEMBER_NEVER_CONNECTED == 5);
 static_assert(IMEX_MEMBER_VERSION_MISMATCH == 6);
 static_assert(IMEX_CHANNEL_RESERVED == 0);
 static_assert(IMEX_CHANNEL_GRANTED == 1);
-static_assert(IMEX_CHANGE_CREATE == 0);
-static_assert(IMEX_CHANGE_DELETE == 1);
-static_assert(IMEX_CHANGE_ADD_CHANNELS == 2);
-static_assert(IMEX_CHANGE_REMOVE_CHANNELS == 3);
-static_assert(IMEX_CHANGE_SET_MEMBERS == 4);
 static_assert(IMEX_A_NODE_NAME == 1);
 static_assert(IMEX_A_NODE_UUID == 2);
 static_assert(IMEX_A_FABRIC_UUID == 3);
@@ -84,9 +75,6 @@ static_assert(IMEX_A_REQ_CMD == 26);
 static_assert(IMEX_A_REQ_STATUS == 27);
 static_assert(IMEX_A_REQ_MESSAGE == 28);
 static_assert(IMEX_A_REQ_ATTRS == 29);
-static_assert(IMEX_A_CHANGE_ID == 30);
-static_assert(IMEX_A_CHANGE_OP == 31);
-static_assert(IMEX_A_CHANGE_LEASE_MS == 32);
 static_assert(IMEX_A_CHANNEL_IDS == 33);
 static_assert(IMEX_A_PAD == 34);
 static_assert(IMEX_A_IMPORT_ID == 35);
@@ -129,10 +117,6 @@ static_assert(IMEX_CMD_MANAGER_DETACH == 17);
 static_assert(IMEX_CMD_REQ_NOTIFY == 18);
 static_assert(IMEX_CMD_REQ_ACCEPT == 19);
 static_assert(IMEX_CMD_REQ_DONE == 20);
-static_assert(IMEX_CMD_CHANGE_PREPARE == 21);
-static_assert(IMEX_CMD_CHANGE_COMMIT == 22);
-static_assert(IMEX_CMD_CHANGE_ABORT == 23);
-static_assert(IMEX_CMD_CHANGE_GET == 24);
 static_assert(IMEX_CMD_IMPORT_NOTIFY == 25);
 static_assert(IMEX_CMD_IMPORT_ACCEPT == 26);
 static_assert(IMEX_CMD_IMPORT_DONE == 27);
@@ -142,12 +126,6 @@ static_assert(IMEX_CMD_EXPORT_DEL_ACCEPT == 30);
 static_assert(IMEX_CMD_IMPORT_REVOKE == 31);
 static_assert(IMEX_CMD_DOMAIN_SET == 32);
 static_assert(IMEX_CMD_DOMAIN_REMOVE == 33);
-
-/* Not const: 6.1 declares the range pointer of a policy without it. */
-static struct netlink_range_validation imex_change_lease_ms_range = {
-	.min = 1,
-	.max = 300000,
-};
 
 const struct nla_policy imex_member_nl_policy[IMEX_A_MEMBER_MAX + 1] = {
 	[IMEX_A_MEMBER_ENTRY_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
@@ -164,8 +142,8 @@ const struct nla_policy imex_channel_nl_policy[IMEX_A_CHANNEL_ENTRY_MAX + 1] = {
 };
 
 /*
- * node-get, manager-attach, manager-detach, req-accept, change-get,
- * import-accept, export-del-accept: no attributes
+ * node-get, manager-attach, manager-detach, req-accept, import-accept,
+ * export-del-accept: no attributes
  */
 const struct nla_policy imex_node_get_nl_policy[IMEX_A_MAX + 1] = {
 };
@@ -251,27 +229,6 @@ const struct nla_policy imex_req_done_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_REQ_STATUS] = NLA_POLICY_MAX(NLA_U32, 4095),
 	[IMEX_A_REQ_MESSAGE] = { .type = NLA_NUL_STRING, .len = 255 },
 	[IMEX_A_CHANNEL_IDS] = { .type = NLA_BINARY, .len = 64000 },
-};
-
-/*
- * change-prepare: change-id, change-op, change-lease-ms, domain-name,
- * domain-uuid, fabric-uuid, fabric-partition, members, channels
- */
-const struct nla_policy imex_change_prepare_nl_policy[IMEX_A_MAX + 1] = {
-	[IMEX_A_FABRIC_UUID] = NLA_POLICY_EXACT_LEN(16),
-	[IMEX_A_FABRIC_PARTITION] = { .type = NLA_U32 },
-	[IMEX_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
-	[IMEX_A_DOMAIN_UUID] = NLA_POLICY_EXACT_LEN(16),
-	[IMEX_A_MEMBERS] = NLA_POLICY_NESTED_ARRAY(imex_member_nl_policy),
-	[IMEX_A_CHANNELS] = NLA_POLICY_NESTED_ARRAY(imex_channel_nl_policy),
-	[IMEX_A_CHANGE_ID] = { .type = NLA_U64 },
-	[IMEX_A_CHANGE_OP] = NLA_POLICY_MAX(NLA_U32, 4),
-	[IMEX_A_CHANGE_LEASE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &imex_change_lease_ms_range),
-};
-
-/* change-commit, change-abort: change-id */
-const struct nla_policy imex_change_commit_nl_policy[IMEX_A_MAX + 1] = {
-	[IMEX_A_CHANGE_ID] = { .type = NLA_U64 },
 };
 
 /* import-done: import-id, req-status, desc, req-message */

@@ -29,8 +29,6 @@ extern const struct nla_policy imex_channel_alloc_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_channel_free_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_member_evict_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_req_done_nl_policy[IMEX_A_MAX + 1];
-extern const struct nla_policy imex_change_prepare_nl_policy[IMEX_A_MAX + 1];
-extern const struct nla_policy imex_change_commit_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_import_done_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_import_check_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_import_revoke_nl_policy[IMEX_A_MAX + 1];
@@ -40,8 +38,6 @@ extern const struct nla_policy imex_domain_set_nl_policy[IMEX_A_MAX + 1];
 #define imex_manager_attach_nl_policy imex_node_get_nl_policy
 #define imex_manager_detach_nl_policy imex_node_get_nl_policy
 #define imex_req_accept_nl_policy imex_node_get_nl_policy
-#define imex_change_abort_nl_policy imex_change_commit_nl_policy
-#define imex_change_get_nl_policy imex_node_get_nl_policy
 #define imex_import_accept_nl_policy imex_node_get_nl_policy
 #define imex_export_del_accept_nl_policy imex_node_get_nl_policy
 #define imex_domain_remove_nl_policy imex_domain_get_nl_policy

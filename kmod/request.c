@@ -197,7 +197,7 @@ static int imex_u32_cmp(const void *a, const void *b)
 
 /*
  * The ids of a request's IMEX_A_CHANNELS, each once and at most as many as
- * one CHANGE_PREPARE may carry (the manager could not carry out more):
+ * one IMEX_A_CHANNELS may carry (the manager could not carry out more):
  * a kvmalloc'ed array in *@ids, sorted, or an error with its message.
  */
 static int imex_req_channel_ids(struct genl_info *info, u32 **ids, u32 *n)
@@ -274,7 +274,7 @@ static int imex_check_grant(struct genl_info *info)
 	if (err)
 		return err;
 	for (i = 0; i < n && !err; i++)
-		err = imex_channel_check_free(ids[i], extack);
+		err = imex_channel_check_for(ids[i], NULL, extack);
 	kvfree(ids);
 	return err;
 }
@@ -368,10 +368,6 @@ int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 	} else {
 		d = imex_req_domain(info, name);
 		err = IS_ERR(d) ? PTR_ERR(d) : 0;
-		if (!err && d->change) {
-			NL_SET_ERR_MSG(extack, "the domain has a change in progress: retry when it is done");
-			err = -EBUSY;
-		}
 		if (!err && cmd == IMEX_CMD_CHANNEL_ALLOC &&
 		    !info->attrs[IMEX_A_CHANNEL_COUNT] &&
 		    !info->attrs[IMEX_A_CHANNELS]) {

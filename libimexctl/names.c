@@ -37,7 +37,6 @@ IMEXCTL_API bool imexctl_name_valid(const char *name)
 }
 
 static const char *const domain_states[] = {
-	[IMEX_DOMAIN_PREPARED] = "prepared",
 	[IMEX_DOMAIN_DOWN] = "down",
 	[IMEX_DOMAIN_READY] = "ready",
 	[IMEX_DOMAIN_DEGRADED] = "degraded",
@@ -70,7 +69,8 @@ static const char *const channel_states[] = {
 
 IMEXCTL_API const char *imexctl_domain_state_name(unsigned int state)
 {
-	return state < ARRAY_SIZE(domain_states) ? domain_states[state] : "unknown";
+	return state < ARRAY_SIZE(domain_states) && domain_states[state] ?
+	       domain_states[state] : "unknown";
 }
 
 IMEXCTL_API const char *imexctl_member_state_name(unsigned int state)

@@ -57,9 +57,6 @@ static struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_REQ_STATUS] = { .type = NLA_U32 },
 	[IMEX_A_REQ_MESSAGE] = { .type = NLA_STRING },
 	[IMEX_A_REQ_ATTRS] = { .type = NLA_NESTED },
-	[IMEX_A_CHANGE_ID] = { .type = NLA_U64 },
-	[IMEX_A_CHANGE_OP] = { .type = NLA_U32 },
-	[IMEX_A_CHANGE_LEASE_MS] = { .type = NLA_U32 },
 };
 
 static int nlerr_to_errno(int nlerr)

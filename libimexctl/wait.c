@@ -109,8 +109,6 @@ static int timed_out(struct imexctl *ctx, const char *name,
 	}
 	if (d->state == IMEX_DOMAIN_DOWN)
 		hint = ": imexd is not keeping it, start it with 'systemctl start imexd'";
-	else if (d->state == IMEX_DOMAIN_PREPARED)
-		hint = ": its creation has not been committed yet";
 	else if (missing[0])
 		hint = ": not connected: ";
 

@@ -58,8 +58,8 @@ extern "C" {
 
 /* Same values as the kernel's enum imex_domain_state. */
 enum imexctl_domain_state {
-	IMEXCTL_DOMAIN_PREPARED,	/* reserved by a change, not committed */
-	IMEXCTL_DOMAIN_DOWN,		/* committed, no daemon is keeping it */
+	/* 0 was PREPARED (the kernel's two-phase changes): never reported. */
+	IMEXCTL_DOMAIN_DOWN = 1,	/* no daemon is keeping it */
 	IMEXCTL_DOMAIN_READY,		/* every member sees every other */
 	IMEXCTL_DOMAIN_DEGRADED,	/* some member is not connected */
 };
@@ -77,7 +77,7 @@ enum imexctl_member_state {
 
 /* Same values as the kernel's enum imex_channel_state. */
 enum imexctl_channel_state {
-	IMEXCTL_CHANNEL_RESERVED,	/* held by a prepared change */
+	IMEXCTL_CHANNEL_RESERVED,	/* never reported by the kernel now */
 	IMEXCTL_CHANNEL_GRANTED,	/* device node present */
 };
 
@@ -125,7 +125,7 @@ void imexctl_uuid_format(const uint8_t uuid[IMEXCTL_UUID_LEN],
 bool imexctl_uuid_is_null(const uint8_t uuid[IMEXCTL_UUID_LEN]);
 
 /*
- * Names of states: "prepared", "down", "ready", "degraded"; "self",
+ * Names of states: "down", "ready", "degraded"; "self",
  * "connected", "recovering", "disconnected", "never-connected",
  * "version-mismatch", "unknown"; "reserved", "granted".  A value this
  * library does not know gives "unknown".  Static strings.
@@ -212,7 +212,7 @@ struct imexctl_node {
 	uint32_t max_channels;
 	uint32_t major;			/* of the imex-channels char region */
 	uint32_t manager_pid;		/* imexd's pid, 0 if none attached */
-	uint32_t domain_count;		/* committed and prepared domains */
+	uint32_t domain_count;		/* domains on this node */
 	uint32_t generation;		/* bumped on every state change */
 };
 

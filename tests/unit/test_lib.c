@@ -508,9 +508,9 @@ static void test_wait_keeps_the_newest_domain_state(void **state)
 	/* Deleted, then created again (new uuid, generation restarts). */
 	feed_dom(&w, IMEX_CMD_DOMAIN_DEL, "job7", 1, -1, 7);
 	assert_false(w.exists);
-	feed_dom(&w, IMEX_CMD_DOMAIN_NEW, "job7", 2, IMEX_DOMAIN_PREPARED, 1);
+	feed_dom(&w, IMEX_CMD_DOMAIN_NEW, "job7", 2, IMEX_DOMAIN_DOWN, 1);
 	assert_true(w.exists);
-	assert_int_equal(w.state, IMEX_DOMAIN_PREPARED);
+	assert_int_equal(w.state, IMEX_DOMAIN_DOWN);
 	/* Generations compare as serial numbers: they may wrap around. */
 	feed_dom(&w, IMEX_CMD_DOMAIN_DEL, "job7", 2, -1, 2);
 	feed_dom(&w, IMEX_CMD_DOMAIN_NEW, "job7", 3, IMEX_DOMAIN_DEGRADED, 0xfffffffe);
@@ -561,6 +561,7 @@ static void test_names_and_state_words(void **state)
 	assert_false(imexctl_name_valid(NULL));
 	assert_string_equal(imexctl_domain_state_name(IMEXCTL_DOMAIN_READY), "ready");
 	assert_string_equal(imexctl_domain_state_name(99), "unknown");
+	assert_string_equal(imexctl_domain_state_name(0), "unknown");
 	assert_string_equal(imexctl_member_state_name(IMEXCTL_MEMBER_NEVER_CONNECTED),
 			    "never-connected");
 	assert_int_equal(imexctl_member_state_letter(IMEXCTL_MEMBER_VERSION_MISMATCH), 'V');

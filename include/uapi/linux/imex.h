@@ -29,7 +29,7 @@
  *      IMEX_A_MAX_CHANNELS: u32, the max_channels module parameter
  *      IMEX_A_CHRDEV_MAJOR: u32, major of the imex-channels char region
  *      IMEX_A_MANAGER_PID: u32, pid of the attached manager (absent if none)
- *      IMEX_A_DOMAIN_COUNT: u32, committed and prepared domains
+ *      IMEX_A_DOMAIN_COUNT: u32, domains on this node
  *      IMEX_A_GENERATION: u32, bumped on every state change
  *      IMEX_A_EXPORT_COUNT: u32, live exports on this node
  *      IMEX_A_IMPORT_COUNT: u32, imports held on this node (revoked ones not
@@ -71,7 +71,7 @@
  *      IMEX_A_MEMBER_SELF (u32 index of this node in the member list),
  *      IMEX_A_GENERATION (u32, bumped on every change of the domain),
  *      IMEX_A_DOMAIN_GENERATION (u64, as the last IMEX_CMD_DOMAIN_SET gave
- *      it; 0 for a domain made by a change), and in doit replies only:
+ *      it), and in doit replies only:
  *      IMEX_A_MEMBERS: nested array, each
  *          IMEX_A_MEMBER_ENTRY_NAME, IMEX_A_MEMBER_ADDR,
  *          IMEX_A_MEMBER_STATE: u32 enum imex_member_state, as this node sees it
@@ -102,9 +102,9 @@
  *
  * IMEX_CMD_MANAGER_ATTACH (admin): makes the sending socket the manager.
  *      EALREADY if another socket is attached.  The attachment ends with
- *      IMEX_CMD_MANAGER_DETACH or when the socket closes; then prepared
- *      changes roll back, pending requests fail with ENOTCONN, and committed
- *      domains become IMEX_DOMAIN_DOWN until a manager pushes their state.
+ *      IMEX_CMD_MANAGER_DETACH or when the socket closes; then pending
+ *      requests fail with ENOTCONN, and every domain becomes
+ *      IMEX_DOMAIN_DOWN until a manager pushes its state.
  * IMEX_CMD_MANAGER_DETACH (manager): no attributes.
  *
  * IMEX_CMD_REQ_NOTIFY: sent by the kernel on the "manager" group (readable
@@ -147,30 +147,10 @@
  * IMEX_CMD_DOMAIN_REMOVE (manager): IMEX_A_DOMAIN_NAME, optional
  *      IMEX_A_DOMAIN_UUID (ESTALE if the domain has another).  Revokes its
  *      channels and removes it at once.  ENOENT when there is none.
- *   Both are EBUSY while the domain has a prepared change (below).
  *
- * IMEX_CMD_CHANGE_PREPARE (manager): reserve a change; nothing is visible to
- *      channel users until COMMIT.
- *      IMEX_A_CHANGE_ID: u64, chosen by the coordinator, unique per change
- *      IMEX_A_CHANGE_OP: u32 enum imex_change_op
- *      IMEX_A_CHANGE_LEASE_MS: u32, roll back if not committed in time
- *                              (default IMEX_LEASE_DEFAULT_MS, at most
- *                              IMEX_LEASE_MAX_MS)
- *      IMEX_A_DOMAIN_NAME, and per op:
- *        CREATE: IMEX_A_DOMAIN_UUID, IMEX_A_FABRIC_UUID,
- *                IMEX_A_FABRIC_PARTITION, IMEX_A_MEMBERS (names, addresses),
- *                IMEX_A_CHANNELS (nested array: IMEX_A_CHANNEL_ENTRY_ID with
- *                optional IMEX_A_CHANNEL_ENTRY_UID/GID/MODE; defaults 0, 0,
- *                0600)
- *        DELETE: nothing more
- *        ADD_CHANNELS, REMOVE_CHANNELS: IMEX_A_CHANNELS
- *        SET_MEMBERS: IMEX_A_MEMBERS (the new list; must contain this node)
- * IMEX_CMD_CHANGE_COMMIT (manager): IMEX_A_CHANGE_ID.  Idempotent: committing
- *      a change already committed (among the last IMEX_CHANGE_HISTORY) is 0.
- * IMEX_CMD_CHANGE_ABORT (manager): IMEX_A_CHANGE_ID.  Idempotent: aborting an
- *      unknown change is 0; aborting a committed one is EALREADY.
- * IMEX_CMD_CHANGE_GET: dump of prepared changes (anyone may read it): IMEX_A_CHANGE_ID,
- *      IMEX_A_CHANGE_OP, IMEX_A_DOMAIN_NAME, IMEX_A_CHANGE_LEASE_MS (left).
+ * Commands 21-24 and attributes 30-32 were the two-phase changes
+ * (CHANGE_PREPARE/COMMIT/ABORT/GET), replaced by IMEX_CMD_DOMAIN_SET and
+ * IMEX_CMD_DOMAIN_REMOVE; their numbers stay unused.
  *
  * IMEX_CMD_DOMAIN_SET_STATUS (manager): IMEX_A_DOMAIN_NAME,
  *      IMEX_A_DOMAIN_STATE (READY or DEGRADED), optional IMEX_A_MEMBERS with
@@ -232,12 +212,12 @@
  * the /proc/devices entry "imex-channels" (IMEX_A_CHRDEV_MAJOR).  The minor
  * is not N: every grant of a channel gets its own (IMEX_A_CHANNEL_MINOR, any
  * value in 0..2^20-1, reused only after all others were handed out: about
- * 2^20 reservations later, aborted changes included), so a node made for
+ * 2^20 reservations later, failed DOMAIN_SETs included), so a node made for
  * one grant (from a CDI spec, say) does not reach a later grant of the same
  * channel to another domain.  open() fails with ENOLINK while
  * the channel's domain is DOWN, and with ENXIO when the number is not that
- * of a granted channel (only reserved by an uncommitted change, revoked, an
- * earlier grant's, or never given out: a hand-made node reaches nothing),
+ * of a granted channel (revoked, an earlier grant's, or never given out:
+ * a hand-made node reaches nothing),
  * and while the channel's device node is still being made.  After revocation poll()
  * reports POLLERR | POLLHUP | POLLPRI and ioctls fail with ENODEV.
  */
@@ -261,15 +241,12 @@
 #define IMEX_ADDR_MAX		256	/* member addresses, including the NUL */
 #define IMEX_UUID_LEN		16
 #define IMEX_MEMBERS_MAX	160	/* 144 nodes (NVL576) and room */
-#define IMEX_DOMAINS_MAX	256	/* per node, prepared ones included */
+#define IMEX_DOMAINS_MAX	256	/* per node */
 #define IMEX_CHANNELS_MAX	(1U << 20)
 #define IMEX_MINORS		(1U << 20)	/* device minors grants get */
 #define IMEX_REQS_MAX		64	/* requests queued for the manager */
 #define IMEX_REQ_TIMEOUT_MS	120000	/* a request not done by then fails */
 #define IMEX_MESSAGE_MAX	256
-#define IMEX_LEASE_DEFAULT_MS	10000
-#define IMEX_LEASE_MAX_MS	300000
-#define IMEX_CHANGE_HISTORY	64
 #define IMEX_CHANNELS_PER_MSG	4096	/* entries in one IMEX_A_CHANNELS */
 #define IMEX_CHANNEL_IDS_MAX	16000	/* ids in one IMEX_A_CHANNEL_IDS */
 #define IMEX_DESC_MAX		256	/* bytes in an export's descriptor */
@@ -313,11 +290,8 @@ enum imex_cmd {
 	IMEX_CMD_REQ_NOTIFY,		/* notification, manager group */
 	IMEX_CMD_REQ_ACCEPT,
 	IMEX_CMD_REQ_DONE,
-	IMEX_CMD_CHANGE_PREPARE,
-	IMEX_CMD_CHANGE_COMMIT,
-	IMEX_CMD_CHANGE_ABORT,
-	IMEX_CMD_CHANGE_GET,
-	IMEX_CMD_IMPORT_NOTIFY,		/* notification, manager group */
+	/* 21-24: the two-phase changes, removed; never reused. */
+	IMEX_CMD_IMPORT_NOTIFY = 25,	/* notification, manager group */
 	IMEX_CMD_IMPORT_ACCEPT,
 	IMEX_CMD_IMPORT_DONE,
 	IMEX_CMD_IMPORT_CHECK,
@@ -362,10 +336,8 @@ enum imex_attr {
 	IMEX_A_REQ_STATUS,		/* u32, positive errno or 0 */
 	IMEX_A_REQ_MESSAGE,		/* string */
 	IMEX_A_REQ_ATTRS,		/* nested, enum imex_attr */
-	IMEX_A_CHANGE_ID,		/* u64 */
-	IMEX_A_CHANGE_OP,		/* u32, enum imex_change_op */
-	IMEX_A_CHANGE_LEASE_MS,		/* u32 */
-	IMEX_A_CHANNEL_IDS,		/* binary, u32 array */
+	/* 30-32: the two-phase changes' attributes, removed; never reused. */
+	IMEX_A_CHANNEL_IDS = 33,	/* binary, u32 array */
 	IMEX_A_PAD,
 	IMEX_A_IMPORT_ID,		/* u64 */
 	IMEX_A_HANDLE_NODE,		/* binary, 16: exporting node's UUID */
@@ -404,8 +376,8 @@ enum imex_channel_attr {
 #define IMEX_A_CHANNEL_ENTRY_MAX (__IMEX_A_CHANNEL_ENTRY_MAX - 1)
 
 enum imex_domain_state {
-	IMEX_DOMAIN_PREPARED,	/* reserved by a change, not committed */
-	IMEX_DOMAIN_DOWN,	/* committed, no manager is keeping it */
+	/* 0 was PREPARED (the two-phase changes, removed): never reported. */
+	IMEX_DOMAIN_DOWN = 1,	/* no manager is keeping it */
 	IMEX_DOMAIN_READY,	/* every member sees every other */
 	IMEX_DOMAIN_DEGRADED,	/* some member is not connected */
 
@@ -425,20 +397,10 @@ enum imex_member_state {
 };
 
 enum imex_channel_state {
-	IMEX_CHANNEL_RESERVED,	/* held by a prepared change */
+	IMEX_CHANNEL_RESERVED,	/* inside IMEX_CMD_DOMAIN_SET only: never reported */
 	IMEX_CHANNEL_GRANTED,	/* device node present */
 
 	__IMEX_CHANNEL_STATE_MAX
-};
-
-enum imex_change_op {
-	IMEX_CHANGE_CREATE,
-	IMEX_CHANGE_DELETE,
-	IMEX_CHANGE_ADD_CHANNELS,
-	IMEX_CHANGE_REMOVE_CHANNELS,
-	IMEX_CHANGE_SET_MEMBERS,
-
-	__IMEX_CHANGE_OP_MAX
 };
 
 /* Why an import ended, as IMEX_IOC_REVOKED reports it. */
