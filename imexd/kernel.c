@@ -48,18 +48,6 @@ const char *imexd_kernel_cmd_name(uint32_t cmd)
 	}
 }
 
-const char *imexd_kernel_op_name(uint8_t op)
-{
-	switch (op) {
-	case IMEX_CHANGE_CREATE:		return "create";
-	case IMEX_CHANGE_DELETE:		return "delete";
-	case IMEX_CHANGE_ADD_CHANNELS:		return "add-channels";
-	case IMEX_CHANGE_REMOVE_CHANNELS:	return "remove-channels";
-	case IMEX_CHANGE_SET_MEMBERS:		return "set-members";
-	default:				return "unknown-op";
-	}
-}
-
 /* --- plumbing ------------------------------------------------------------ */
 
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)

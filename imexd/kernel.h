@@ -64,7 +64,7 @@ int imexd_kernel_notify_fd(const struct imexd_kernel *k);
 void imexd_kernel_notify_drain(struct imexd_kernel *k);
 
 /*
- * Every committed domain, with members and channels, as definitions
+ * Every domain, with members and channels, as definitions
  * (generation 0: the kernel does not keep the agreed generation).  A
  * malloc'd array in *@defs (free each with imexd_def_free, then the array).
  */
@@ -81,15 +81,6 @@ int imexd_kernel_accept(struct imexd_kernel *k, struct imexd_request *req,
 			char *msg, size_t msglen);
 void imexd_kernel_request_release(struct imexd_request *req);
 
-int imexd_kernel_prepare(struct imexd_kernel *k, uint64_t change_id,
-			 uint8_t op, uint32_t lease_ms,
-			 const struct imexd_def *def,
-			 const struct imexd_channel *chans, uint32_t nchans,
-			 char *msg, size_t msglen);
-int imexd_kernel_commit(struct imexd_kernel *k, uint64_t change_id,
-			char *msg, size_t msglen);
-int imexd_kernel_abort(struct imexd_kernel *k, uint64_t change_id,
-		       char *msg, size_t msglen);
 /*
  * The manager's atomic operations (kernel_set.c), which the reconciler's
  * steps become.  DOMAIN_SET: the kernel's domain @def->name / @def->uuid is
@@ -150,6 +141,5 @@ int imexd_kernel_import_revoke(struct imexd_kernel *k,
 
 /* Names for the log. */
 const char *imexd_kernel_cmd_name(uint32_t cmd);
-const char *imexd_kernel_op_name(uint8_t op);
 
 #endif /* IMEXD_KERNEL_H */

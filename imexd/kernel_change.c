@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Writing to the imex module as its manager: two-phase changes
- * (PREPARE/COMMIT/ABORT), domain health, request completion.
+ * Writing to the imex module as its manager: domain health, request
+ * completion, and the member list DOMAIN_SET carries (kernel_set.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,8 +13,6 @@
 #include <linux/imex.h>
 #include "kernel.h"
 #include "kernel_internal.h"
-
-/* --- changes ------------------------------------------------------------- */
 
 int kernel_put_members(struct nl_msg *m, const struct imexd_member *mb,
 		       uint16_t n)
@@ -34,105 +32,6 @@ int kernel_put_members(struct nl_msg *m, const struct imexd_member *mb,
 	}
 	/* libnl drops a nest past 64 KiB instead of sending it cut. */
 	return nla_nest_end(m, arr) < 0 ? -EMSGSIZE : 0;
-}
-
-static int put_channels(struct nl_msg *m, const struct imexd_channel *ch,
-			uint32_t n)
-{
-	struct nlattr *arr = nla_nest_start(m, IMEX_A_CHANNELS);
-
-	if (!arr)
-		return -EMSGSIZE;
-	for (uint32_t i = 0; i < n; i++) {
-		struct nlattr *e = nla_nest_start(m, (int)(i % 0x3fff) + 1);
-
-		if (!e || nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_ID, ch[i].id) ||
-		    nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_UID, ch[i].uid) ||
-		    nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_GID, ch[i].gid) ||
-		    nla_put_u32(m, IMEX_A_CHANNEL_ENTRY_MODE, ch[i].mode & 0777))
-			return -EMSGSIZE;
-		nla_nest_end(m, e);
-	}
-	nla_nest_end(m, arr);
-	return 0;
-}
-
-int imexd_kernel_prepare(struct imexd_kernel *k, uint64_t change_id,
-			 uint8_t op, uint32_t lease_ms,
-			 const struct imexd_def *def,
-			 const struct imexd_channel *chans, uint32_t nchans,
-			 char *msg, size_t msglen)
-{
-	size_t size = 2048 + (size_t)def->nmembers * 352 +
-		      ((size_t)def->nchannels + nchans) * 40;
-	struct nl_msg *m;
-	int r = 0;
-
-	if (lease_ms > IMEX_LEASE_MAX_MS)
-		lease_ms = IMEX_LEASE_MAX_MS;
-	m = kernel_msg_new(k, IMEX_CMD_CHANGE_PREPARE, 0, size);
-	if (!m)
-		return kernel_transact(k, NULL, NULL, NULL, NULL, msg, msglen);
-	if (nla_put_u64(m, IMEX_A_CHANGE_ID, change_id) ||
-	    nla_put_u32(m, IMEX_A_CHANGE_OP, op) ||
-	    (lease_ms && nla_put_u32(m, IMEX_A_CHANGE_LEASE_MS, lease_ms)) ||
-	    nla_put_string(m, IMEX_A_DOMAIN_NAME, def->name) ||
-	    (memcmp(def->uuid, kernel_zero16, 16) &&
-	     nla_put(m, IMEX_A_DOMAIN_UUID, 16, def->uuid)))
-		r = -EMSGSIZE;
-	switch (op) {
-	case IMEX_CHANGE_CREATE:
-		if (!r && (nla_put(m, IMEX_A_FABRIC_UUID, 16, def->fabric_uuid) ||
-			   nla_put_u32(m, IMEX_A_FABRIC_PARTITION, def->partition)))
-			r = -EMSGSIZE;
-		if (!r)
-			r = kernel_put_members(m, def->members, def->nmembers);
-		if (!r && def->nchannels)
-			r = put_channels(m, def->channels, def->nchannels);
-		break;
-	case IMEX_CHANGE_ADD_CHANNELS:
-	case IMEX_CHANGE_REMOVE_CHANNELS:
-		if (!r)
-			r = put_channels(m, chans, nchans);
-		break;
-	case IMEX_CHANGE_SET_MEMBERS:
-		if (!r)
-			r = kernel_put_members(m, def->members, def->nmembers);
-		break;
-	default:
-		break;
-	}
-	if (r) {
-		nlmsg_free(m);
-		snprintf(msg, msglen, "change %" PRIu64 " on domain '%s' does not fit one netlink message",
-			 change_id, def->name);
-		return r;
-	}
-	return kernel_transact(k, m, NULL, NULL, NULL, msg, msglen);
-}
-
-static int change_cmd(struct imexd_kernel *k, uint8_t cmd, uint64_t change_id,
-		      char *msg, size_t msglen)
-{
-	struct nl_msg *m = kernel_msg_new(k, cmd, 0, 0);
-
-	if (m && nla_put_u64(m, IMEX_A_CHANGE_ID, change_id)) {
-		nlmsg_free(m);
-		m = NULL;
-	}
-	return kernel_transact(k, m, NULL, NULL, NULL, msg, msglen);
-}
-
-int imexd_kernel_commit(struct imexd_kernel *k, uint64_t change_id,
-			char *msg, size_t msglen)
-{
-	return change_cmd(k, IMEX_CMD_CHANGE_COMMIT, change_id, msg, msglen);
-}
-
-int imexd_kernel_abort(struct imexd_kernel *k, uint64_t change_id,
-		       char *msg, size_t msglen)
-{
-	return change_cmd(k, IMEX_CMD_CHANGE_ABORT, change_id, msg, msglen);
 }
 
 int imexd_kernel_set_status(struct imexd_kernel *k,

@@ -31,9 +31,6 @@ static int on_domain_name(struct nl_msg *m, void *arg)
 
 	if (kernel_parse(m, tb) || !tb[IMEX_A_DOMAIN_NAME])
 		return NL_SKIP;
-	if (tb[IMEX_A_DOMAIN_STATE] &&
-	    nla_get_u32(tb[IMEX_A_DOMAIN_STATE]) == IMEX_DOMAIN_PREPARED)
-		return NL_OK;	/* a change's reservation, not a domain yet */
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		void *p;
