@@ -1571,7 +1571,10 @@ int main(int argc, char **argv)
 		fclose(f);
 		if (!n)
 			die("--sweep: the script has no operation");
-		return sweep(&c, sweep_name, lines, n, sweep_client);
+		failed = sweep(&c, sweep_name, lines, n, sweep_client);
+		while (n > 0)
+			free(lines[--n]);
+		return failed;
 	}
 	if (script) {
 		FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
