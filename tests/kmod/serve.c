@@ -211,7 +211,7 @@ static int add_request_channels(struct def *d, struct nlattr **tb,
 		d->ch[d->n++] = c;
 		want--;
 	}
-	return want ? -ENOSPC : 0;
+	return want ? ENOSPC : 0;
 }
 
 /*
@@ -298,8 +298,10 @@ static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 		q = msg_new(c, IMEX_CMD_DOMAIN_GET, 0);
 		nla_put_string(q, IMEX_A_DOMAIN_NAME, name);
 		err = transact(c, q, on_domain, &d);
-		if (!err && !d.found)
+		if (!err && !d.found) {
+			snprintf(c->msg, sizeof(c->msg), "no domain '%s' to change", name);
 			err = ENOENT;
+		}
 		if (!err) {
 			q = msg_new(c, IMEX_CMD_CHANNEL_GET, NLM_F_DUMP);
 			nla_put_string(q, IMEX_A_DOMAIN_NAME, name);
@@ -321,9 +323,10 @@ static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 		free(n.used);
 		free(d.ch);
 		nlmsg_free(m);
-		snprintf(c->msg, sizeof(c->msg), err == ENOSPC ?
-			 "no free channels" : "cannot read the domain");
-		return err < 0 ? -err : err;
+		/* Else the kernel's message, from the read that failed. */
+		if (err == ENOSPC)
+			snprintf(c->msg, sizeof(c->msg), "no free channels");
+		return err;
 	}
 	nla_put(m, IMEX_A_DOMAIN_UUID, 16, d.uuid);
 	nla_put_u64(m, IMEX_A_DOMAIN_GENERATION, d.gen + 1);
