@@ -165,6 +165,12 @@ SCRIPT
 expect_counts 0 0
 t_ok "remove revokes opens, exports and imports"
 
+$NL -q -f - <<SCRIPT || fail "remove da"
+attach
+remove name=da
+SCRIPT
+[ -z "$($NL domains)" ] || fail "domains left: $($NL domains)"
+
 # At most IMEX_DOMAINS_MAX domains on the node.
 {
 	echo attach
