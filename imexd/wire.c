@@ -248,20 +248,7 @@ static int check_heartbeat(const struct imexd_msg *m, const char **why)
 	return check_gens(m, why);
 }
 
-static int check_free(const struct imexd_msg *m, const char **why)
-{
-	uint32_t nbits = m->u.free.nbits;
-
-	if (nbits > IMEX_CHANNELS_MAX)
-		return bad(why, -E2BIG, "nbits above IMEX_CHANNELS_MAX");
-	if (nbits && !m->u.free.bits)
-		return bad(why, -EBADMSG, "bit count without bits");
-	if (nbits % 8 && (m->u.free.bits[nbits / 8] >> (nbits % 8)))
-		return bad(why, -EBADMSG, "bits set beyond nbits");
-	return 0;
-}
-
-/* PREPARE and SYNC: the def, and its uuid is the header's. */
+/* REPLY's def: its uuid is the header's. */
 static int check_msg_def(const struct imexd_msg *m, const struct imexd_def *d,
 			 const char **why)
 {
@@ -347,45 +334,12 @@ static int check_reply(const struct imexd_msg *m, const char **why)
 
 static int check_msg(const struct imexd_msg *m, const char **why)
 {
-	const char *p;
-
 	switch (m->type) {
 	case IMEXD_MSG_HELLO:
 	case IMEXD_MSG_HELLO_ACK:
 		return check_hello(m, why);
 	case IMEXD_MSG_HEARTBEAT:
 		return check_heartbeat(m, why);
-	case IMEXD_MSG_QUERY_FREE:
-		if (m->u.query_free.count > IMEX_CHANNELS_MAX)
-			return bad(why, -E2BIG, "count above IMEX_CHANNELS_MAX");
-		return 0;
-	case IMEXD_MSG_FREE:
-		return check_free(m, why);
-	case IMEXD_MSG_PREPARE:
-		if (m->u.prepare.op >= __IMEX_CHANGE_OP_MAX)
-			return bad(why, -EBADMSG, "change op out of range");
-		if (m->u.prepare.lease_ms > IMEX_LEASE_MAX_MS)
-			return bad(why, -EBADMSG, "lease above IMEX_LEASE_MAX_MS");
-		return check_msg_def(m, &m->u.prepare.def, why);
-	case IMEXD_MSG_VOTE:
-		p = field_problem(STR_TEXT, m->u.vote.message,
-				  sizeof(m->u.vote.message));
-		return p ? bad(why, -EBADMSG, p) : check_err(m->u.vote.error, why);
-	case IMEXD_MSG_COMMIT:
-	case IMEXD_MSG_ABORT:
-	case IMEXD_MSG_OUTCOME_QUERY:
-		return 0;
-	case IMEXD_MSG_ACK:
-		if (m->u.ack.what != IMEXD_ACK_COMMIT &&
-		    m->u.ack.what != IMEXD_ACK_ABORT)
-			return bad(why, -EBADMSG, "ack kind out of range");
-		return check_err(m->u.ack.error, why);
-	case IMEXD_MSG_OUTCOME:
-		if (m->u.outcome.outcome > IMEXD_OUTCOME_ABORTED)
-			return bad(why, -EBADMSG, "outcome out of range");
-		return 0;
-	case IMEXD_MSG_SYNC:
-		return check_msg_def(m, &m->u.sync, why);
 	case IMEXD_MSG_LEAVE:
 		if (m->u.leave.reason != IMEXD_LEAVE_SHUTDOWN)
 			return bad(why, -EBADMSG, "leave reason out of range");
@@ -535,43 +489,6 @@ static void wr_body(struct wr *w, const struct imexd_msg *m)
 		break;
 	case IMEXD_MSG_HEARTBEAT:
 		wr_heartbeat(w, m);
-		break;
-	case IMEXD_MSG_QUERY_FREE:
-		wr_u64(w, m->u.query_free.change_id);
-		wr_u32(w, m->u.query_free.count);
-		break;
-	case IMEXD_MSG_FREE:
-		wr_u64(w, m->u.free.change_id);
-		wr_u32(w, m->u.free.nbits);
-		wr_bytes(w, m->u.free.bits, (m->u.free.nbits + 7) / 8);
-		break;
-	case IMEXD_MSG_PREPARE:
-		wr_u64(w, m->u.prepare.change_id);
-		wr_u8(w, m->u.prepare.op);
-		wr_u32(w, m->u.prepare.lease_ms);
-		wr_def(w, &m->u.prepare.def);
-		break;
-	case IMEXD_MSG_VOTE:
-		wr_u64(w, m->u.vote.change_id);
-		wr_u32(w, (uint32_t)m->u.vote.error);
-		wr_str(w, m->u.vote.message, sizeof(m->u.vote.message));
-		break;
-	case IMEXD_MSG_COMMIT:
-	case IMEXD_MSG_ABORT:
-	case IMEXD_MSG_OUTCOME_QUERY:
-		wr_u64(w, m->u.change.change_id);
-		break;
-	case IMEXD_MSG_ACK:
-		wr_u64(w, m->u.ack.change_id);
-		wr_u8(w, m->u.ack.what);
-		wr_u32(w, (uint32_t)m->u.ack.error);
-		break;
-	case IMEXD_MSG_OUTCOME:
-		wr_u64(w, m->u.outcome.change_id);
-		wr_u8(w, m->u.outcome.outcome);
-		break;
-	case IMEXD_MSG_SYNC:
-		wr_def(w, &m->u.sync);
 		break;
 	case IMEXD_MSG_LEAVE:
 		wr_u8(w, m->u.leave.reason);
@@ -959,31 +876,6 @@ static void rd_reply(struct rd *r, struct imexd_msg *m)
 	rd_ids(r, m);
 }
 
-static void rd_free_bits(struct rd *r, struct imexd_msg *m)
-{
-	size_t bytes;
-
-	m->u.free.change_id = rd_u64(r);
-	m->u.free.nbits = rd_u32(r);
-	if (r->err || !m->u.free.nbits)
-		return;
-	if (m->u.free.nbits > IMEX_CHANNELS_MAX) {
-		rd_fail(r, -E2BIG, "nbits above IMEX_CHANNELS_MAX");
-		return;
-	}
-	bytes = ((size_t)m->u.free.nbits + 7) / 8;
-	if (bytes > rd_left(r)) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return;
-	}
-	m->u.free.bits = malloc(bytes);
-	if (!m->u.free.bits) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
-	rd_bytes(r, m->u.free.bits, bytes);
-}
-
 static void rd_import_resp(struct rd *r, struct imexd_msg *m)
 {
 	m->u.import_resp.tag = rd_u64(r);
@@ -1007,42 +899,6 @@ static void rd_body(struct rd *r, struct imexd_msg *m)
 		break;
 	case IMEXD_MSG_HEARTBEAT:
 		rd_heartbeat(r, m);
-		break;
-	case IMEXD_MSG_QUERY_FREE:
-		m->u.query_free.change_id = rd_u64(r);
-		m->u.query_free.count = rd_u32(r);
-		break;
-	case IMEXD_MSG_FREE:
-		rd_free_bits(r, m);
-		break;
-	case IMEXD_MSG_PREPARE:
-		m->u.prepare.change_id = rd_u64(r);
-		m->u.prepare.op = rd_u8(r);
-		m->u.prepare.lease_ms = rd_u32(r);
-		rd_def(r, &m->u.prepare.def, m->domain_uuid);
-		break;
-	case IMEXD_MSG_VOTE:
-		m->u.vote.change_id = rd_u64(r);
-		m->u.vote.error = (int32_t)rd_u32(r);
-		rd_str(r, STR_TEXT, m->u.vote.message,
-		       sizeof(m->u.vote.message));
-		break;
-	case IMEXD_MSG_COMMIT:
-	case IMEXD_MSG_ABORT:
-	case IMEXD_MSG_OUTCOME_QUERY:
-		m->u.change.change_id = rd_u64(r);
-		break;
-	case IMEXD_MSG_ACK:
-		m->u.ack.change_id = rd_u64(r);
-		m->u.ack.what = rd_u8(r);
-		m->u.ack.error = (int32_t)rd_u32(r);
-		break;
-	case IMEXD_MSG_OUTCOME:
-		m->u.outcome.change_id = rd_u64(r);
-		m->u.outcome.outcome = rd_u8(r);
-		break;
-	case IMEXD_MSG_SYNC:
-		rd_def(r, &m->u.sync, m->domain_uuid);
 		break;
 	case IMEXD_MSG_LEAVE:
 		m->u.leave.reason = rd_u8(r);
@@ -1123,7 +979,9 @@ static int rd_header(struct rd *r, struct imexd_msg *m)
 	if (body != r->len - IMEXD_HEADER_LEN)
 		return rd_error(r, -EBADMSG,
 				"frame length differs from the header's");
-	if (m->type < IMEXD_MSG_HELLO || m->type > IMEXD_MSG_TYPE_MAX)
+	/* Types between HEARTBEAT and LEAVE were the two-phase protocol's. */
+	if (m->type < IMEXD_MSG_HELLO || m->type > IMEXD_MSG_TYPE_MAX ||
+	    (m->type > IMEXD_MSG_HEARTBEAT && m->type < IMEXD_MSG_LEAVE))
 		return rd_error(r, -EPROTO, "unknown message type");
 	rd_bytes(r, m->domain_uuid, sizeof(m->domain_uuid));
 	rd_bytes(r, m->sender_uuid, sizeof(m->sender_uuid));
