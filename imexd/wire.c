@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "raftlog.h"
 #include "raftwire.h"
 #include "wire.h"
@@ -360,65 +361,10 @@ static int check_msg(const struct imexd_msg *m, const char **why)
 	return bad(why, -EPROTO, "unknown message type");
 }
 
-/* ---- big-endian helpers -------------------------------------------------- */
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 /* ---- encoder ------------------------------------------------------------ */
 
-/*
- * A writer that only counts while buf is NULL: the same code measures the
- * frame, then fills the buffer allocated to that size.
- */
-struct wr {
-	uint8_t *buf;
-	size_t len;
-};
-
-static void wr_bytes(struct wr *w, const void *p, size_t n)
-{
-	if (w->buf && n)
-		memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static void wr_be(struct wr *w, uint64_t v, unsigned int bytes)
-{
-	unsigned int i;
-
-	for (i = 0; i < bytes; i++) {
-		if (w->buf)
-			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-		w->len++;
-	}
-}
-
-static void wr_u8(struct wr *w, uint8_t v)
-{
-	wr_be(w, v, 1);
-}
-
-static void wr_u16(struct wr *w, uint16_t v)
-{
-	wr_be(w, v, 2);
-}
-
-static void wr_u32(struct wr *w, uint32_t v)
-{
-	wr_be(w, v, 4);
-}
-
-static void wr_u64(struct wr *w, uint64_t v)
-{
-	wr_be(w, v, 8);
-}
-
 /* Only called on validated fields: NUL-terminated, at most 255 bytes. */
-static void wr_str(struct wr *w, const char *s, size_t cap)
+static void wr_str(struct imexd_wr *w, const char *s, size_t cap)
 {
 	size_t n = strnlen(s, cap);
 
@@ -426,7 +372,7 @@ static void wr_str(struct wr *w, const char *s, size_t cap)
 	wr_bytes(w, s, n);
 }
 
-static void wr_def(struct wr *w, const struct imexd_def *d)
+static void wr_def(struct imexd_wr *w, const struct imexd_def *d)
 {
 	uint32_t i;
 
@@ -449,7 +395,7 @@ static void wr_def(struct wr *w, const struct imexd_def *d)
 	}
 }
 
-static void wr_hello(struct wr *w, const struct imexd_msg *m)
+static void wr_hello(struct imexd_wr *w, const struct imexd_msg *m)
 {
 	wr_u16(w, m->u.hello.proto_min);
 	wr_u16(w, m->u.hello.proto_max);
@@ -459,7 +405,7 @@ static void wr_hello(struct wr *w, const struct imexd_msg *m)
 	wr_u32(w, m->u.hello.partition);
 }
 
-static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
+static void wr_heartbeat(struct imexd_wr *w, const struct imexd_msg *m)
 {
 	uint16_t i;
 
@@ -478,7 +424,7 @@ static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
 	}
 }
 
-static void wr_body(struct wr *w, const struct imexd_msg *m)
+static void wr_body(struct imexd_wr *w, const struct imexd_msg *m)
 {
 	uint32_t i;
 
@@ -537,7 +483,8 @@ static size_t body_max(uint8_t type)
 	return type == IMEXD_MSG_RAFT ? IMEXD_RAFT_BODY_MAX : IMEXD_BODY_MAX;
 }
 
-static void wr_header(struct wr *w, const struct imexd_msg *m, uint32_t body)
+static void wr_header(struct imexd_wr *w, const struct imexd_msg *m,
+		      uint32_t body)
 {
 	wr_u32(w, IMEXD_MAGIC);
 	wr_u8(w, IMEXD_FRAME_VERSION);
@@ -551,7 +498,7 @@ static void wr_header(struct wr *w, const struct imexd_msg *m, uint32_t body)
 
 int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len)
 {
-	struct wr w = { NULL, 0 };
+	struct imexd_wr w = { NULL, 0 };
 	size_t body;
 
 	if (!msg || !out || !len || check_msg(msg, NULL))
@@ -574,84 +521,9 @@ int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len)
 
 /* ---- decoder ------------------------------------------------------------ */
 
-/* A bounds-checked reader; the first failure sticks and later reads are 0. */
-struct rd {
-	const uint8_t *p;
-	size_t len;
-	size_t off;
-	int err;
-	const char *why;
-};
-
-static void rd_fail(struct rd *r, int err, const char *why)
-{
-	if (!r->err) {
-		r->err = err;
-		r->why = why;
-	}
-}
-
-static size_t rd_left(const struct rd *r)
-{
-	return r->err ? 0 : r->len - r->off;
-}
-
-static const uint8_t *rd_take(struct rd *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->err)
-		return NULL;
-	if (n > r->len - r->off) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return NULL;
-	}
-	p = r->p + r->off;
-	r->off += n;
-	return p;
-}
-
-static uint64_t rd_be(struct rd *r, unsigned int bytes)
-{
-	const uint8_t *p = rd_take(r, bytes);
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; p && i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint8_t rd_u8(struct rd *r)
-{
-	return (uint8_t)rd_be(r, 1);
-}
-
-static uint16_t rd_u16(struct rd *r)
-{
-	return (uint16_t)rd_be(r, 2);
-}
-
-static uint32_t rd_u32(struct rd *r)
-{
-	return (uint32_t)rd_be(r, 4);
-}
-
-static uint64_t rd_u64(struct rd *r)
-{
-	return rd_be(r, 8);
-}
-
-static void rd_bytes(struct rd *r, uint8_t *dst, size_t n)
-{
-	const uint8_t *p = rd_take(r, n);
-
-	if (p)
-		memcpy(dst, p, n);
-}
-
 /* A str into a field of @cap (> 255 for addresses and messages) bytes. */
-static void rd_str(struct rd *r, enum str_kind kind, char *dst, size_t cap)
+static void rd_str(struct imexd_rd *r, enum str_kind kind, char *dst,
+		   size_t cap)
 {
 	size_t n = rd_u8(r);
 	const uint8_t *p = rd_take(r, n);
@@ -669,7 +541,7 @@ static void rd_str(struct rd *r, enum str_kind kind, char *dst, size_t cap)
 	dst[n] = '\0';
 }
 
-static void rd_members(struct rd *r, struct imexd_def *d)
+static void rd_members(struct imexd_rd *r, struct imexd_def *d)
 {
 	uint16_t i;
 
@@ -693,7 +565,7 @@ static void rd_members(struct rd *r, struct imexd_def *d)
 	}
 }
 
-static void rd_channels(struct rd *r, struct imexd_def *d)
+static void rd_channels(struct imexd_rd *r, struct imexd_def *d)
 {
 	uint32_t i;
 
@@ -722,7 +594,7 @@ static void rd_channels(struct rd *r, struct imexd_def *d)
 	}
 }
 
-static void rd_def(struct rd *r, struct imexd_def *d, const uint8_t *uuid)
+static void rd_def(struct imexd_rd *r, struct imexd_def *d, const uint8_t *uuid)
 {
 	memcpy(d->uuid, uuid, sizeof(d->uuid));
 	rd_str(r, STR_NAME, d->name, sizeof(d->name));
@@ -734,7 +606,7 @@ static void rd_def(struct rd *r, struct imexd_def *d, const uint8_t *uuid)
 	rd_channels(r, d);
 }
 
-static void rd_hello(struct rd *r, struct imexd_msg *m)
+static void rd_hello(struct imexd_rd *r, struct imexd_msg *m)
 {
 	m->u.hello.proto_min = rd_u16(r);
 	m->u.hello.proto_max = rd_u16(r);
@@ -744,7 +616,7 @@ static void rd_hello(struct rd *r, struct imexd_msg *m)
 	m->u.hello.partition = rd_u32(r);
 }
 
-static void rd_views(struct rd *r, struct imexd_msg *m)
+static void rd_views(struct imexd_rd *r, struct imexd_msg *m)
 {
 	struct imexd_peer_view *v;
 	uint16_t i;
@@ -768,7 +640,7 @@ static void rd_views(struct rd *r, struct imexd_msg *m)
 	}
 }
 
-static void rd_gens(struct rd *r, struct imexd_msg *m)
+static void rd_gens(struct imexd_rd *r, struct imexd_msg *m)
 {
 	struct imexd_peer_gen *g;
 	uint16_t i;
@@ -796,7 +668,7 @@ static void rd_gens(struct rd *r, struct imexd_msg *m)
 	}
 }
 
-static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
+static void rd_heartbeat(struct imexd_rd *r, struct imexd_msg *m)
 {
 	m->u.heartbeat.seq = rd_u32(r);
 	rd_views(r, m);
@@ -804,7 +676,8 @@ static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
 }
 
 /* u32 len, then len bytes (1..@max) into a new buffer at *@out. */
-static void rd_blob(struct rd *r, uint32_t *len, uint8_t **out, uint32_t max)
+static void rd_blob(struct imexd_rd *r, uint32_t *len, uint8_t **out,
+		    uint32_t max)
 {
 	*len = rd_u32(r);
 	if (r->err)
@@ -831,7 +704,7 @@ static void rd_blob(struct rd *r, uint32_t *len, uint8_t **out, uint32_t max)
 	rd_bytes(r, *out, *len);
 }
 
-static void rd_ids(struct rd *r, struct imexd_msg *m)
+static void rd_ids(struct imexd_rd *r, struct imexd_msg *m)
 {
 	uint32_t i, n = rd_u32(r);
 
@@ -855,7 +728,7 @@ static void rd_ids(struct rd *r, struct imexd_msg *m)
 		m->u.reply.ids[i] = rd_u32(r);
 }
 
-static void rd_reply(struct rd *r, struct imexd_msg *m)
+static void rd_reply(struct imexd_rd *r, struct imexd_msg *m)
 {
 	uint8_t has_def;
 
@@ -876,7 +749,7 @@ static void rd_reply(struct rd *r, struct imexd_msg *m)
 	rd_ids(r, m);
 }
 
-static void rd_import_resp(struct rd *r, struct imexd_msg *m)
+static void rd_import_resp(struct imexd_rd *r, struct imexd_msg *m)
 {
 	m->u.import_resp.tag = rd_u64(r);
 	m->u.import_resp.status = (int32_t)rd_u32(r);
@@ -890,7 +763,7 @@ static void rd_import_resp(struct rd *r, struct imexd_msg *m)
 	rd_bytes(r, m->u.import_resp.desc, m->u.import_resp.desc_len);
 }
 
-static void rd_body(struct rd *r, struct imexd_msg *m)
+static void rd_body(struct imexd_rd *r, struct imexd_msg *m)
 {
 	switch (m->type) {
 	case IMEXD_MSG_HELLO:
@@ -945,20 +818,20 @@ long imexd_frame_len(const uint8_t *buf, size_t len)
 		return -EBADMSG;
 	if (len < 12)
 		return 0;
-	if (get_be32(buf + 8) > body_max(buf[5]))
+	if (get_be(buf + 8, 4) > body_max(buf[5]))
 		return -EBADMSG;
 	if (len < IMEXD_HEADER_LEN)
 		return 0;
-	return (long)(IMEXD_HEADER_LEN + get_be32(buf + 8));
+	return (long)(IMEXD_HEADER_LEN + get_be(buf + 8, 4));
 }
 
-static int rd_error(struct rd *r, int err, const char *why)
+static int rd_error(struct imexd_rd *r, int err, const char *why)
 {
 	rd_fail(r, err, why);
 	return r->err;
 }
 
-static int rd_header(struct rd *r, struct imexd_msg *m)
+static int rd_header(struct imexd_rd *r, struct imexd_msg *m)
 {
 	uint32_t body;
 
@@ -992,7 +865,10 @@ static int rd_header(struct rd *r, struct imexd_msg *m)
 int imexd_msg_decode(const uint8_t *buf, size_t len, struct imexd_msg *msg,
 		     const char **why)
 {
-	struct rd r = { buf, buf ? len : 0, 0, 0, NULL };
+	struct imexd_rd r = {
+		.p = buf, .len = buf ? len : 0,
+		.short_why = "body shorter than its fields",
+	};
 	struct imexd_msg m;
 	int err;
 
