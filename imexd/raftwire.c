@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "raftwire.h"
 
 #define ENTRY_HDR_LEN	13	/* u64 term, u8 type, u32 len */
@@ -390,50 +391,6 @@ static int check_msg(const struct raft_message *m, const char **why)
 
 /* ---- encoder ------------------------------------------------------------ */
 
-/* A writer that only counts while buf is NULL (wire.c's). */
-struct wr {
-	uint8_t *buf;
-	size_t len;
-};
-
-static void wr_bytes(struct wr *w, const void *p, size_t n)
-{
-	if (w->buf && n)
-		memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static void wr_be(struct wr *w, uint64_t v, unsigned int bytes)
-{
-	unsigned int i;
-
-	for (i = 0; i < bytes; i++) {
-		if (w->buf)
-			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-		w->len++;
-	}
-}
-
-static void wr_u8(struct wr *w, uint8_t v)
-{
-	wr_be(w, v, 1);
-}
-
-static void wr_u16(struct wr *w, uint16_t v)
-{
-	wr_be(w, v, 2);
-}
-
-static void wr_u32(struct wr *w, uint32_t v)
-{
-	wr_be(w, v, 4);
-}
-
-static void wr_u64(struct wr *w, uint64_t v)
-{
-	wr_be(w, v, 8);
-}
-
 static uint8_t msg_version(const struct raft_message *m)
 {
 	switch (m->type) {
@@ -453,7 +410,7 @@ static uint8_t msg_version(const struct raft_message *m)
 	return 0;
 }
 
-static void wr_append(struct wr *w, const struct raft_append_entries *a)
+static void wr_append(struct imexd_wr *w, const struct raft_append_entries *a)
 {
 	unsigned i;
 
@@ -471,7 +428,8 @@ static void wr_append(struct wr *w, const struct raft_append_entries *a)
 		wr_bytes(w, a->entries[i].buf.base, a->entries[i].buf.len);
 }
 
-static void wr_snapshot(struct wr *w, const struct raft_install_snapshot *s)
+static void wr_snapshot(struct imexd_wr *w,
+			const struct raft_install_snapshot *s)
 {
 	unsigned i;
 
@@ -493,7 +451,7 @@ static void wr_snapshot(struct wr *w, const struct raft_install_snapshot *s)
 	wr_bytes(w, s->data.base, s->data.len);
 }
 
-static void wr_msg(struct wr *w, const struct raft_message *m)
+static void wr_msg(struct imexd_wr *w, const struct raft_message *m)
 {
 	const struct raft_request_vote *rv = &m->request_vote;
 	const struct raft_request_vote_result *rr = &m->request_vote_result;
@@ -542,7 +500,7 @@ static void wr_msg(struct wr *w, const struct raft_message *m)
 int imexd_raftwire_encode(const struct raft_message *msg, uint8_t **out,
 			  size_t *len)
 {
-	struct wr w = { NULL, 0 };
+	struct imexd_wr w = { NULL, 0 };
 	int err;
 
 	if (!msg || !out || !len)
@@ -564,78 +522,6 @@ int imexd_raftwire_encode(const struct raft_message *msg, uint8_t **out,
 
 /* ---- decoder ------------------------------------------------------------ */
 
-/* A bounds-checked reader; the first failure sticks and later reads are 0. */
-struct rd {
-	const uint8_t *p;
-	size_t len;
-	size_t off;
-	int err;
-	const char *why;
-};
-
-static void rd_fail(struct rd *r, int err, const char *why)
-{
-	if (!r->err) {
-		r->err = err;
-		r->why = why;
-	}
-}
-
-static size_t rd_left(const struct rd *r)
-{
-	return r->err ? 0 : r->len - r->off;
-}
-
-static const uint8_t *rd_take(struct rd *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->err)
-		return NULL;
-	if (n > r->len - r->off) {
-		rd_fail(r, -EBADMSG, "message shorter than its fields");
-		return NULL;
-	}
-	p = r->p + r->off;
-	r->off += n;
-	return p;
-}
-
-static uint64_t get_be(const uint8_t *p, unsigned int bytes)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; p && i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t rd_be(struct rd *r, unsigned int bytes)
-{
-	return get_be(rd_take(r, bytes), bytes);
-}
-
-static uint8_t rd_u8(struct rd *r)
-{
-	return (uint8_t)rd_be(r, 1);
-}
-
-static uint16_t rd_u16(struct rd *r)
-{
-	return (uint16_t)rd_be(r, 2);
-}
-
-static uint32_t rd_u32(struct rd *r)
-{
-	return (uint32_t)rd_be(r, 4);
-}
-
-static uint64_t rd_u64(struct rd *r)
-{
-	return rd_be(r, 8);
-}
-
 static size_t pad8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
@@ -645,7 +531,7 @@ static size_t pad8(size_t n)
  * The entries: every header is checked on the raw bytes (type, length,
  * total against what is left) before the array and the batch are allocated.
  */
-static void rd_entries(struct rd *r, struct raft_append_entries *a)
+static void rd_entries(struct imexd_rd *r, struct raft_append_entries *a)
 {
 	const uint8_t *h, *d;
 	size_t total = 0, batch = 0, at = 0, from = 0;
@@ -718,7 +604,7 @@ static void rd_entries(struct rd *r, struct raft_append_entries *a)
 	}
 }
 
-static void rd_append(struct rd *r, struct raft_append_entries *a)
+static void rd_append(struct imexd_rd *r, struct raft_append_entries *a)
 {
 	a->term = rd_u64(r);
 	a->prev_log_index = rd_u64(r);
@@ -727,7 +613,7 @@ static void rd_append(struct rd *r, struct raft_append_entries *a)
 	rd_entries(r, a);
 }
 
-static void rd_servers(struct rd *r, struct raft_configuration *c)
+static void rd_servers(struct imexd_rd *r, struct raft_configuration *c)
 {
 	uint16_t n = rd_u16(r);
 	uint16_t i;
@@ -774,7 +660,7 @@ static void rd_servers(struct rd *r, struct raft_configuration *c)
 	}
 }
 
-static void rd_snapshot(struct rd *r, struct raft_install_snapshot *s)
+static void rd_snapshot(struct imexd_rd *r, struct raft_install_snapshot *s)
 {
 	const uint8_t *d;
 	uint32_t n;
@@ -810,7 +696,7 @@ static void rd_snapshot(struct rd *r, struct raft_install_snapshot *s)
 	memcpy(s->data.base, d, n);
 }
 
-static void rd_flags(struct rd *r, bool *bit0, bool *bit1)
+static void rd_flags(struct imexd_rd *r, bool *bit0, bool *bit1)
 {
 	uint8_t f = rd_u8(r);
 
@@ -820,7 +706,7 @@ static void rd_flags(struct rd *r, bool *bit0, bool *bit1)
 	*bit1 = f & 2;
 }
 
-static void rd_body(struct rd *r, struct raft_message *m, uint8_t version)
+static void rd_body(struct imexd_rd *r, struct raft_message *m, uint8_t version)
 {
 	struct raft_request_vote *rv = &m->request_vote;
 	struct raft_request_vote_result *rr = &m->request_vote_result;
@@ -868,7 +754,8 @@ static void rd_body(struct rd *r, struct raft_message *m, uint8_t version)
 	}
 }
 
-static int rd_header(struct rd *r, struct raft_message *m, uint8_t *version)
+static int rd_header(struct imexd_rd *r, struct raft_message *m,
+		     uint8_t *version)
 {
 	uint8_t type;
 
@@ -894,7 +781,10 @@ int imexd_raftwire_decode(const uint8_t *buf, size_t len, raft_id from,
 			  const char *from_address, struct raft_message *msg,
 			  const char **why)
 {
-	struct rd r = { buf, buf ? len : 0, 0, 0, NULL };
+	struct imexd_rd r = {
+		.p = buf, .len = buf ? len : 0,
+		.short_why = "message shorter than its fields",
+	};
 	struct raft_message m;
 	uint8_t version = 0;
 	int err;

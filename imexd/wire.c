@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "raftlog.h"
 #include "raftwire.h"
 #include "wire.h"
@@ -248,20 +249,7 @@ static int check_heartbeat(const struct imexd_msg *m, const char **why)
 	return check_gens(m, why);
 }
 
-static int check_free(const struct imexd_msg *m, const char **why)
-{
-	uint32_t nbits = m->u.free.nbits;
-
-	if (nbits > IMEX_CHANNELS_MAX)
-		return bad(why, -E2BIG, "nbits above IMEX_CHANNELS_MAX");
-	if (nbits && !m->u.free.bits)
-		return bad(why, -EBADMSG, "bit count without bits");
-	if (nbits % 8 && (m->u.free.bits[nbits / 8] >> (nbits % 8)))
-		return bad(why, -EBADMSG, "bits set beyond nbits");
-	return 0;
-}
-
-/* PREPARE and SYNC: the def, and its uuid is the header's. */
+/* REPLY's def: its uuid is the header's. */
 static int check_msg_def(const struct imexd_msg *m, const struct imexd_def *d,
 			 const char **why)
 {
@@ -347,45 +335,12 @@ static int check_reply(const struct imexd_msg *m, const char **why)
 
 static int check_msg(const struct imexd_msg *m, const char **why)
 {
-	const char *p;
-
 	switch (m->type) {
 	case IMEXD_MSG_HELLO:
 	case IMEXD_MSG_HELLO_ACK:
 		return check_hello(m, why);
 	case IMEXD_MSG_HEARTBEAT:
 		return check_heartbeat(m, why);
-	case IMEXD_MSG_QUERY_FREE:
-		if (m->u.query_free.count > IMEX_CHANNELS_MAX)
-			return bad(why, -E2BIG, "count above IMEX_CHANNELS_MAX");
-		return 0;
-	case IMEXD_MSG_FREE:
-		return check_free(m, why);
-	case IMEXD_MSG_PREPARE:
-		if (m->u.prepare.op >= __IMEX_CHANGE_OP_MAX)
-			return bad(why, -EBADMSG, "change op out of range");
-		if (m->u.prepare.lease_ms > IMEX_LEASE_MAX_MS)
-			return bad(why, -EBADMSG, "lease above IMEX_LEASE_MAX_MS");
-		return check_msg_def(m, &m->u.prepare.def, why);
-	case IMEXD_MSG_VOTE:
-		p = field_problem(STR_TEXT, m->u.vote.message,
-				  sizeof(m->u.vote.message));
-		return p ? bad(why, -EBADMSG, p) : check_err(m->u.vote.error, why);
-	case IMEXD_MSG_COMMIT:
-	case IMEXD_MSG_ABORT:
-	case IMEXD_MSG_OUTCOME_QUERY:
-		return 0;
-	case IMEXD_MSG_ACK:
-		if (m->u.ack.what != IMEXD_ACK_COMMIT &&
-		    m->u.ack.what != IMEXD_ACK_ABORT)
-			return bad(why, -EBADMSG, "ack kind out of range");
-		return check_err(m->u.ack.error, why);
-	case IMEXD_MSG_OUTCOME:
-		if (m->u.outcome.outcome > IMEXD_OUTCOME_ABORTED)
-			return bad(why, -EBADMSG, "outcome out of range");
-		return 0;
-	case IMEXD_MSG_SYNC:
-		return check_msg_def(m, &m->u.sync, why);
 	case IMEXD_MSG_LEAVE:
 		if (m->u.leave.reason != IMEXD_LEAVE_SHUTDOWN)
 			return bad(why, -EBADMSG, "leave reason out of range");
@@ -406,65 +361,10 @@ static int check_msg(const struct imexd_msg *m, const char **why)
 	return bad(why, -EPROTO, "unknown message type");
 }
 
-/* ---- big-endian helpers -------------------------------------------------- */
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 /* ---- encoder ------------------------------------------------------------ */
 
-/*
- * A writer that only counts while buf is NULL: the same code measures the
- * frame, then fills the buffer allocated to that size.
- */
-struct wr {
-	uint8_t *buf;
-	size_t len;
-};
-
-static void wr_bytes(struct wr *w, const void *p, size_t n)
-{
-	if (w->buf && n)
-		memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static void wr_be(struct wr *w, uint64_t v, unsigned int bytes)
-{
-	unsigned int i;
-
-	for (i = 0; i < bytes; i++) {
-		if (w->buf)
-			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-		w->len++;
-	}
-}
-
-static void wr_u8(struct wr *w, uint8_t v)
-{
-	wr_be(w, v, 1);
-}
-
-static void wr_u16(struct wr *w, uint16_t v)
-{
-	wr_be(w, v, 2);
-}
-
-static void wr_u32(struct wr *w, uint32_t v)
-{
-	wr_be(w, v, 4);
-}
-
-static void wr_u64(struct wr *w, uint64_t v)
-{
-	wr_be(w, v, 8);
-}
-
 /* Only called on validated fields: NUL-terminated, at most 255 bytes. */
-static void wr_str(struct wr *w, const char *s, size_t cap)
+static void wr_str(struct imexd_wr *w, const char *s, size_t cap)
 {
 	size_t n = strnlen(s, cap);
 
@@ -472,7 +372,7 @@ static void wr_str(struct wr *w, const char *s, size_t cap)
 	wr_bytes(w, s, n);
 }
 
-static void wr_def(struct wr *w, const struct imexd_def *d)
+static void wr_def(struct imexd_wr *w, const struct imexd_def *d)
 {
 	uint32_t i;
 
@@ -495,7 +395,7 @@ static void wr_def(struct wr *w, const struct imexd_def *d)
 	}
 }
 
-static void wr_hello(struct wr *w, const struct imexd_msg *m)
+static void wr_hello(struct imexd_wr *w, const struct imexd_msg *m)
 {
 	wr_u16(w, m->u.hello.proto_min);
 	wr_u16(w, m->u.hello.proto_max);
@@ -505,7 +405,7 @@ static void wr_hello(struct wr *w, const struct imexd_msg *m)
 	wr_u32(w, m->u.hello.partition);
 }
 
-static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
+static void wr_heartbeat(struct imexd_wr *w, const struct imexd_msg *m)
 {
 	uint16_t i;
 
@@ -524,7 +424,7 @@ static void wr_heartbeat(struct wr *w, const struct imexd_msg *m)
 	}
 }
 
-static void wr_body(struct wr *w, const struct imexd_msg *m)
+static void wr_body(struct imexd_wr *w, const struct imexd_msg *m)
 {
 	uint32_t i;
 
@@ -535,43 +435,6 @@ static void wr_body(struct wr *w, const struct imexd_msg *m)
 		break;
 	case IMEXD_MSG_HEARTBEAT:
 		wr_heartbeat(w, m);
-		break;
-	case IMEXD_MSG_QUERY_FREE:
-		wr_u64(w, m->u.query_free.change_id);
-		wr_u32(w, m->u.query_free.count);
-		break;
-	case IMEXD_MSG_FREE:
-		wr_u64(w, m->u.free.change_id);
-		wr_u32(w, m->u.free.nbits);
-		wr_bytes(w, m->u.free.bits, (m->u.free.nbits + 7) / 8);
-		break;
-	case IMEXD_MSG_PREPARE:
-		wr_u64(w, m->u.prepare.change_id);
-		wr_u8(w, m->u.prepare.op);
-		wr_u32(w, m->u.prepare.lease_ms);
-		wr_def(w, &m->u.prepare.def);
-		break;
-	case IMEXD_MSG_VOTE:
-		wr_u64(w, m->u.vote.change_id);
-		wr_u32(w, (uint32_t)m->u.vote.error);
-		wr_str(w, m->u.vote.message, sizeof(m->u.vote.message));
-		break;
-	case IMEXD_MSG_COMMIT:
-	case IMEXD_MSG_ABORT:
-	case IMEXD_MSG_OUTCOME_QUERY:
-		wr_u64(w, m->u.change.change_id);
-		break;
-	case IMEXD_MSG_ACK:
-		wr_u64(w, m->u.ack.change_id);
-		wr_u8(w, m->u.ack.what);
-		wr_u32(w, (uint32_t)m->u.ack.error);
-		break;
-	case IMEXD_MSG_OUTCOME:
-		wr_u64(w, m->u.outcome.change_id);
-		wr_u8(w, m->u.outcome.outcome);
-		break;
-	case IMEXD_MSG_SYNC:
-		wr_def(w, &m->u.sync);
 		break;
 	case IMEXD_MSG_LEAVE:
 		wr_u8(w, m->u.leave.reason);
@@ -620,7 +483,8 @@ static size_t body_max(uint8_t type)
 	return type == IMEXD_MSG_RAFT ? IMEXD_RAFT_BODY_MAX : IMEXD_BODY_MAX;
 }
 
-static void wr_header(struct wr *w, const struct imexd_msg *m, uint32_t body)
+static void wr_header(struct imexd_wr *w, const struct imexd_msg *m,
+		      uint32_t body)
 {
 	wr_u32(w, IMEXD_MAGIC);
 	wr_u8(w, IMEXD_FRAME_VERSION);
@@ -634,7 +498,7 @@ static void wr_header(struct wr *w, const struct imexd_msg *m, uint32_t body)
 
 int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len)
 {
-	struct wr w = { NULL, 0 };
+	struct imexd_wr w = { NULL, 0 };
 	size_t body;
 
 	if (!msg || !out || !len || check_msg(msg, NULL))
@@ -657,84 +521,9 @@ int imexd_msg_encode(const struct imexd_msg *msg, uint8_t **out, size_t *len)
 
 /* ---- decoder ------------------------------------------------------------ */
 
-/* A bounds-checked reader; the first failure sticks and later reads are 0. */
-struct rd {
-	const uint8_t *p;
-	size_t len;
-	size_t off;
-	int err;
-	const char *why;
-};
-
-static void rd_fail(struct rd *r, int err, const char *why)
-{
-	if (!r->err) {
-		r->err = err;
-		r->why = why;
-	}
-}
-
-static size_t rd_left(const struct rd *r)
-{
-	return r->err ? 0 : r->len - r->off;
-}
-
-static const uint8_t *rd_take(struct rd *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->err)
-		return NULL;
-	if (n > r->len - r->off) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return NULL;
-	}
-	p = r->p + r->off;
-	r->off += n;
-	return p;
-}
-
-static uint64_t rd_be(struct rd *r, unsigned int bytes)
-{
-	const uint8_t *p = rd_take(r, bytes);
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; p && i < bytes; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint8_t rd_u8(struct rd *r)
-{
-	return (uint8_t)rd_be(r, 1);
-}
-
-static uint16_t rd_u16(struct rd *r)
-{
-	return (uint16_t)rd_be(r, 2);
-}
-
-static uint32_t rd_u32(struct rd *r)
-{
-	return (uint32_t)rd_be(r, 4);
-}
-
-static uint64_t rd_u64(struct rd *r)
-{
-	return rd_be(r, 8);
-}
-
-static void rd_bytes(struct rd *r, uint8_t *dst, size_t n)
-{
-	const uint8_t *p = rd_take(r, n);
-
-	if (p)
-		memcpy(dst, p, n);
-}
-
 /* A str into a field of @cap (> 255 for addresses and messages) bytes. */
-static void rd_str(struct rd *r, enum str_kind kind, char *dst, size_t cap)
+static void rd_str(struct imexd_rd *r, enum str_kind kind, char *dst,
+		   size_t cap)
 {
 	size_t n = rd_u8(r);
 	const uint8_t *p = rd_take(r, n);
@@ -752,7 +541,7 @@ static void rd_str(struct rd *r, enum str_kind kind, char *dst, size_t cap)
 	dst[n] = '\0';
 }
 
-static void rd_members(struct rd *r, struct imexd_def *d)
+static void rd_members(struct imexd_rd *r, struct imexd_def *d)
 {
 	uint16_t i;
 
@@ -776,7 +565,7 @@ static void rd_members(struct rd *r, struct imexd_def *d)
 	}
 }
 
-static void rd_channels(struct rd *r, struct imexd_def *d)
+static void rd_channels(struct imexd_rd *r, struct imexd_def *d)
 {
 	uint32_t i;
 
@@ -805,7 +594,7 @@ static void rd_channels(struct rd *r, struct imexd_def *d)
 	}
 }
 
-static void rd_def(struct rd *r, struct imexd_def *d, const uint8_t *uuid)
+static void rd_def(struct imexd_rd *r, struct imexd_def *d, const uint8_t *uuid)
 {
 	memcpy(d->uuid, uuid, sizeof(d->uuid));
 	rd_str(r, STR_NAME, d->name, sizeof(d->name));
@@ -817,7 +606,7 @@ static void rd_def(struct rd *r, struct imexd_def *d, const uint8_t *uuid)
 	rd_channels(r, d);
 }
 
-static void rd_hello(struct rd *r, struct imexd_msg *m)
+static void rd_hello(struct imexd_rd *r, struct imexd_msg *m)
 {
 	m->u.hello.proto_min = rd_u16(r);
 	m->u.hello.proto_max = rd_u16(r);
@@ -827,7 +616,7 @@ static void rd_hello(struct rd *r, struct imexd_msg *m)
 	m->u.hello.partition = rd_u32(r);
 }
 
-static void rd_views(struct rd *r, struct imexd_msg *m)
+static void rd_views(struct imexd_rd *r, struct imexd_msg *m)
 {
 	struct imexd_peer_view *v;
 	uint16_t i;
@@ -851,7 +640,7 @@ static void rd_views(struct rd *r, struct imexd_msg *m)
 	}
 }
 
-static void rd_gens(struct rd *r, struct imexd_msg *m)
+static void rd_gens(struct imexd_rd *r, struct imexd_msg *m)
 {
 	struct imexd_peer_gen *g;
 	uint16_t i;
@@ -879,7 +668,7 @@ static void rd_gens(struct rd *r, struct imexd_msg *m)
 	}
 }
 
-static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
+static void rd_heartbeat(struct imexd_rd *r, struct imexd_msg *m)
 {
 	m->u.heartbeat.seq = rd_u32(r);
 	rd_views(r, m);
@@ -887,7 +676,8 @@ static void rd_heartbeat(struct rd *r, struct imexd_msg *m)
 }
 
 /* u32 len, then len bytes (1..@max) into a new buffer at *@out. */
-static void rd_blob(struct rd *r, uint32_t *len, uint8_t **out, uint32_t max)
+static void rd_blob(struct imexd_rd *r, uint32_t *len, uint8_t **out,
+		    uint32_t max)
 {
 	*len = rd_u32(r);
 	if (r->err)
@@ -914,7 +704,7 @@ static void rd_blob(struct rd *r, uint32_t *len, uint8_t **out, uint32_t max)
 	rd_bytes(r, *out, *len);
 }
 
-static void rd_ids(struct rd *r, struct imexd_msg *m)
+static void rd_ids(struct imexd_rd *r, struct imexd_msg *m)
 {
 	uint32_t i, n = rd_u32(r);
 
@@ -938,7 +728,7 @@ static void rd_ids(struct rd *r, struct imexd_msg *m)
 		m->u.reply.ids[i] = rd_u32(r);
 }
 
-static void rd_reply(struct rd *r, struct imexd_msg *m)
+static void rd_reply(struct imexd_rd *r, struct imexd_msg *m)
 {
 	uint8_t has_def;
 
@@ -959,32 +749,7 @@ static void rd_reply(struct rd *r, struct imexd_msg *m)
 	rd_ids(r, m);
 }
 
-static void rd_free_bits(struct rd *r, struct imexd_msg *m)
-{
-	size_t bytes;
-
-	m->u.free.change_id = rd_u64(r);
-	m->u.free.nbits = rd_u32(r);
-	if (r->err || !m->u.free.nbits)
-		return;
-	if (m->u.free.nbits > IMEX_CHANNELS_MAX) {
-		rd_fail(r, -E2BIG, "nbits above IMEX_CHANNELS_MAX");
-		return;
-	}
-	bytes = ((size_t)m->u.free.nbits + 7) / 8;
-	if (bytes > rd_left(r)) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return;
-	}
-	m->u.free.bits = malloc(bytes);
-	if (!m->u.free.bits) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
-	rd_bytes(r, m->u.free.bits, bytes);
-}
-
-static void rd_import_resp(struct rd *r, struct imexd_msg *m)
+static void rd_import_resp(struct imexd_rd *r, struct imexd_msg *m)
 {
 	m->u.import_resp.tag = rd_u64(r);
 	m->u.import_resp.status = (int32_t)rd_u32(r);
@@ -998,7 +763,7 @@ static void rd_import_resp(struct rd *r, struct imexd_msg *m)
 	rd_bytes(r, m->u.import_resp.desc, m->u.import_resp.desc_len);
 }
 
-static void rd_body(struct rd *r, struct imexd_msg *m)
+static void rd_body(struct imexd_rd *r, struct imexd_msg *m)
 {
 	switch (m->type) {
 	case IMEXD_MSG_HELLO:
@@ -1007,42 +772,6 @@ static void rd_body(struct rd *r, struct imexd_msg *m)
 		break;
 	case IMEXD_MSG_HEARTBEAT:
 		rd_heartbeat(r, m);
-		break;
-	case IMEXD_MSG_QUERY_FREE:
-		m->u.query_free.change_id = rd_u64(r);
-		m->u.query_free.count = rd_u32(r);
-		break;
-	case IMEXD_MSG_FREE:
-		rd_free_bits(r, m);
-		break;
-	case IMEXD_MSG_PREPARE:
-		m->u.prepare.change_id = rd_u64(r);
-		m->u.prepare.op = rd_u8(r);
-		m->u.prepare.lease_ms = rd_u32(r);
-		rd_def(r, &m->u.prepare.def, m->domain_uuid);
-		break;
-	case IMEXD_MSG_VOTE:
-		m->u.vote.change_id = rd_u64(r);
-		m->u.vote.error = (int32_t)rd_u32(r);
-		rd_str(r, STR_TEXT, m->u.vote.message,
-		       sizeof(m->u.vote.message));
-		break;
-	case IMEXD_MSG_COMMIT:
-	case IMEXD_MSG_ABORT:
-	case IMEXD_MSG_OUTCOME_QUERY:
-		m->u.change.change_id = rd_u64(r);
-		break;
-	case IMEXD_MSG_ACK:
-		m->u.ack.change_id = rd_u64(r);
-		m->u.ack.what = rd_u8(r);
-		m->u.ack.error = (int32_t)rd_u32(r);
-		break;
-	case IMEXD_MSG_OUTCOME:
-		m->u.outcome.change_id = rd_u64(r);
-		m->u.outcome.outcome = rd_u8(r);
-		break;
-	case IMEXD_MSG_SYNC:
-		rd_def(r, &m->u.sync, m->domain_uuid);
 		break;
 	case IMEXD_MSG_LEAVE:
 		m->u.leave.reason = rd_u8(r);
@@ -1089,20 +818,20 @@ long imexd_frame_len(const uint8_t *buf, size_t len)
 		return -EBADMSG;
 	if (len < 12)
 		return 0;
-	if (get_be32(buf + 8) > body_max(buf[5]))
+	if (get_be(buf + 8, 4) > body_max(buf[5]))
 		return -EBADMSG;
 	if (len < IMEXD_HEADER_LEN)
 		return 0;
-	return (long)(IMEXD_HEADER_LEN + get_be32(buf + 8));
+	return (long)(IMEXD_HEADER_LEN + get_be(buf + 8, 4));
 }
 
-static int rd_error(struct rd *r, int err, const char *why)
+static int rd_error(struct imexd_rd *r, int err, const char *why)
 {
 	rd_fail(r, err, why);
 	return r->err;
 }
 
-static int rd_header(struct rd *r, struct imexd_msg *m)
+static int rd_header(struct imexd_rd *r, struct imexd_msg *m)
 {
 	uint32_t body;
 
@@ -1123,7 +852,9 @@ static int rd_header(struct rd *r, struct imexd_msg *m)
 	if (body != r->len - IMEXD_HEADER_LEN)
 		return rd_error(r, -EBADMSG,
 				"frame length differs from the header's");
-	if (m->type < IMEXD_MSG_HELLO || m->type > IMEXD_MSG_TYPE_MAX)
+	/* Types between HEARTBEAT and LEAVE were the two-phase protocol's. */
+	if (m->type < IMEXD_MSG_HELLO || m->type > IMEXD_MSG_TYPE_MAX ||
+	    (m->type > IMEXD_MSG_HEARTBEAT && m->type < IMEXD_MSG_LEAVE))
 		return rd_error(r, -EPROTO, "unknown message type");
 	rd_bytes(r, m->domain_uuid, sizeof(m->domain_uuid));
 	rd_bytes(r, m->sender_uuid, sizeof(m->sender_uuid));
@@ -1134,7 +865,10 @@ static int rd_header(struct rd *r, struct imexd_msg *m)
 int imexd_msg_decode(const uint8_t *buf, size_t len, struct imexd_msg *msg,
 		     const char **why)
 {
-	struct rd r = { buf, buf ? len : 0, 0, 0, NULL };
+	struct imexd_rd r = {
+		.p = buf, .len = buf ? len : 0,
+		.short_why = "body shorter than its fields",
+	};
 	struct imexd_msg m;
 	int err;
 

@@ -31,22 +31,6 @@
  *                      (the sender's view of its peers: enum imex_member_state),
  *                      u16 ngens, ngens × { u8 uuid[16], u64 generation }
  *                      (the domains the sender's kernel holds; protocol 2)
- *   QUERY_FREE         u64 change_id, u32 count
- *   FREE               u64 change_id, u32 nbits, ceil(nbits/8) bytes
- *                      (bit i set: channel i is free on the sender; bit i
- *                      is (1 << (i % 8)) of byte i / 8; unused bits of the
- *                      last byte are zero)
- *   PREPARE            u64 change_id, u8 op (enum imex_change_op),
- *                      u32 lease_ms, def (the domain as it will be after the
- *                      change; domain UUID in the header)
- *   VOTE               u64 change_id, i32 error (0: prepared; else a positive
- *                      errno), str message
- *   COMMIT, ABORT      u64 change_id
- *   ACK                u64 change_id, u8 what (IMEXD_ACK_*), i32 error
- *   OUTCOME_QUERY      u64 change_id
- *   OUTCOME            u64 change_id, u8 outcome (IMEXD_OUTCOME_*)
- *   SYNC               def (the sender's committed definition; domain
- *                      UUID in the header)
  *   LEAVE              u8 reason (IMEXD_LEAVE_*)
  *   IMPORT_REQ         u64 tag (the importer's import id), u64 handle_id,
  *                      u32 channel_id (the importer's channel; its domain
@@ -69,23 +53,24 @@
  *                      below IMEX_CHANNELS_MAX)
  *
  * IMPORT_REQ, IMPORT_RESP and EXPORT_REVOKE need a non-zero domain UUID.
- * The def of PREPARE, SYNC and REPLY has no UUID of its own on the wire:
- * decoding sets def.uuid from the header, and encoding refuses a def.uuid
- * that differs from domain_uuid (or is all-zero).  "addr" may be empty (the
- * kernel does not require one); a VOTE or REPLY message is printable ASCII.
- * Errors (VOTE, ACK, REPLY) are 0 or a positive errno up to 4095; HELLO
- * needs proto_min <= proto_max and max_channels <= IMEX_CHANNELS_MAX;
- * PREPARE lease_ms <= IMEX_LEASE_MAX_MS; HEARTBEAT peer names are unique,
- * its gens at most IMEX_DOMAINS_MAX with non-zero, unique UUIDs; def flags
- * other than IMEXD_DEF_DELETED are refused.  A REPLY without a def decodes
- * with a zeroed def (whatever def the encoder was given is not sent).
+ * The def of REPLY has no UUID of its own on the wire: decoding sets
+ * def.uuid from the header, and encoding refuses a def.uuid that differs
+ * from domain_uuid (or is all-zero).  "addr" may be empty (the kernel does
+ * not require one); a REPLY message is printable ASCII.  Errors (REPLY,
+ * IMPORT_RESP) are 0 or a positive errno up to 4095; HELLO needs
+ * proto_min <= proto_max and max_channels <= IMEX_CHANNELS_MAX; HEARTBEAT
+ * peer names are unique, its gens at most IMEX_DOMAINS_MAX with non-zero,
+ * unique UUIDs; def flags other than IMEXD_DEF_DELETED are refused.  A
+ * REPLY without a def decodes with a zeroed def (whatever def the encoder
+ * was given is not sent).
  *
  * The version byte is the framing version, IMEXD_FRAME_VERSION (1), which
  * stays as it is when the protocol changes: every frame, HELLO/HELLO_ACK
  * included, is framed as version 1 so that an older peer can read a newer
  * one's proto range and report VERSION_MISMATCH.  The protocol version
  * (IMEXD_PROTO_VERSION) travels in HELLO: 2 added RAFT, FORWARD, REPLY and
- * the HEARTBEAT gens, which a version 1 peer cannot decode.
+ * the HEARTBEAT gens, which a version 1 peer cannot decode, and dropped the
+ * two-phase messages (types 4 to 13), which now decode as unknown types.
  *
  * Only RAFT may carry a body above IMEXD_BODY_MAX (a snapshot); the
  * transport accepts one only on a connection bound to a peer (net.h).
@@ -136,17 +121,8 @@ enum imexd_msg_type {
 	IMEXD_MSG_HELLO = 1,
 	IMEXD_MSG_HELLO_ACK,
 	IMEXD_MSG_HEARTBEAT,
-	IMEXD_MSG_QUERY_FREE,
-	IMEXD_MSG_FREE,
-	IMEXD_MSG_PREPARE,
-	IMEXD_MSG_VOTE,
-	IMEXD_MSG_COMMIT,
-	IMEXD_MSG_ABORT,
-	IMEXD_MSG_ACK,
-	IMEXD_MSG_OUTCOME_QUERY,
-	IMEXD_MSG_OUTCOME,
-	IMEXD_MSG_SYNC,
-	IMEXD_MSG_LEAVE,
+	/* 4..13 were the two-phase protocol's: refused as unknown types. */
+	IMEXD_MSG_LEAVE = 14,
 	IMEXD_MSG_IMPORT_REQ,
 	IMEXD_MSG_IMPORT_RESP,
 	IMEXD_MSG_EXPORT_REVOKE,
@@ -157,12 +133,6 @@ enum imexd_msg_type {
 	IMEXD_MSG_TYPE_MAX = IMEXD_MSG_REPLY
 };
 
-enum { IMEXD_ACK_COMMIT = 1, IMEXD_ACK_ABORT = 2 };
-enum {
-	IMEXD_OUTCOME_UNKNOWN = 0,
-	IMEXD_OUTCOME_COMMITTED = 1,
-	IMEXD_OUTCOME_ABORTED = 2,
-};
 enum { IMEXD_LEAVE_SHUTDOWN = 1 };
 #define IMEXD_DEF_DELETED	0x01
 
@@ -224,39 +194,6 @@ struct imexd_msg {
 			uint16_t ngens;
 			struct imexd_peer_gen *gens;
 		} heartbeat;
-		struct {
-			uint64_t change_id;
-			uint32_t count;
-		} query_free;
-		struct {
-			uint64_t change_id;
-			uint32_t nbits;
-			uint8_t *bits;
-		} free;
-		struct {
-			uint64_t change_id;
-			uint8_t op;
-			uint32_t lease_ms;
-			struct imexd_def def;
-		} prepare;
-		struct {
-			uint64_t change_id;
-			int32_t error;
-			char message[IMEXD_MESSAGE_MAX + 1];
-		} vote;
-		struct {
-			uint64_t change_id;	/* COMMIT, ABORT, OUTCOME_QUERY */
-		} change;
-		struct {
-			uint64_t change_id;
-			uint8_t what;
-			int32_t error;
-		} ack;
-		struct {
-			uint64_t change_id;
-			uint8_t outcome;
-		} outcome;
-		struct imexd_def sync;
 		struct {
 			uint8_t reason;
 		} leave;

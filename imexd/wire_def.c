@@ -34,17 +34,6 @@ void imexd_msg_free(struct imexd_msg *msg)
 		msg->u.heartbeat.gens = NULL;
 		msg->u.heartbeat.ngens = 0;
 		break;
-	case IMEXD_MSG_FREE:
-		free(msg->u.free.bits);
-		msg->u.free.bits = NULL;
-		msg->u.free.nbits = 0;
-		break;
-	case IMEXD_MSG_PREPARE:
-		imexd_def_free(&msg->u.prepare.def);
-		break;
-	case IMEXD_MSG_SYNC:
-		imexd_def_free(&msg->u.sync);
-		break;
 	case IMEXD_MSG_RAFT:
 		free(msg->u.raft.data);
 		msg->u.raft.data = NULL;
@@ -175,16 +164,6 @@ const char *imexd_msg_type_name(uint8_t type)
 		[IMEXD_MSG_HELLO] = "HELLO",
 		[IMEXD_MSG_HELLO_ACK] = "HELLO_ACK",
 		[IMEXD_MSG_HEARTBEAT] = "HEARTBEAT",
-		[IMEXD_MSG_QUERY_FREE] = "QUERY_FREE",
-		[IMEXD_MSG_FREE] = "FREE",
-		[IMEXD_MSG_PREPARE] = "PREPARE",
-		[IMEXD_MSG_VOTE] = "VOTE",
-		[IMEXD_MSG_COMMIT] = "COMMIT",
-		[IMEXD_MSG_ABORT] = "ABORT",
-		[IMEXD_MSG_ACK] = "ACK",
-		[IMEXD_MSG_OUTCOME_QUERY] = "OUTCOME_QUERY",
-		[IMEXD_MSG_OUTCOME] = "OUTCOME",
-		[IMEXD_MSG_SYNC] = "SYNC",
 		[IMEXD_MSG_LEAVE] = "LEAVE",
 		[IMEXD_MSG_IMPORT_REQ] = "IMPORT_REQ",
 		[IMEXD_MSG_IMPORT_RESP] = "IMPORT_RESP",

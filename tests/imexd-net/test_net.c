@@ -737,7 +737,7 @@ static void test_tls(const char *dir)
 }
 
 /* A frame of @type with only the header fields set (HEARTBEAT, IMPORT_REQ,
- * COMMIT... decode with all-zero bodies). */
+ * EXPORT_REVOKE... decode with all-zero bodies). */
 static void send_plain(struct imexd_net *net, uint64_t conn, uint8_t type)
 {
 	struct imexd_msg m;
@@ -795,7 +795,7 @@ static void test_tls_names(const char *dir)
 	      "TLS names: b's certificate connects");
 	send_hello(nx, x.up_conn, IMEXD_MSG_HELLO, "a");
 	send_plain(nx, x.up_conn, IMEXD_MSG_HEARTBEAT);
-	send_plain(nx, x.up_conn, IMEXD_MSG_COMMIT);
+	send_plain(nx, x.up_conn, IMEXD_MSG_EXPORT_REVOKE);
 	send_plain(nx, x.up_conn, IMEXD_MSG_IMPORT_REQ);
 	check(run_until(&x.down, xdown + 1, 5000) &&
 	      run_until(&a.down, down + 1, 5000),

@@ -63,13 +63,14 @@ static void put_be32(uint8_t *p, uint32_t v)
 
 static void valid_seeds(void)
 {
-	static const char *const ops[] = { "create", "delete", "add-channels",
-					   "remove-channels", "set-members" };
 	struct imexd_msg m;
 	char name[64];
-	unsigned int t, i;
+	unsigned int t;
 
 	for (t = IMEXD_MSG_HELLO; t <= IMEXD_MSG_TYPE_MAX; t++) {
+		/* 4..13 were the two-phase protocol's. */
+		if (t > IMEXD_MSG_HEARTBEAT && t < IMEXD_MSG_LEAVE)
+			continue;
 		sample_msg(&m, t);
 		snprintf(name, sizeof(name), "valid-%s", imexd_msg_type_name(t));
 		emit_msg(name, &m);
@@ -77,28 +78,6 @@ static void valid_seeds(void)
 	sample_msg(&m, IMEXD_MSG_HEARTBEAT);
 	imexd_msg_free(&m);
 	emit_msg("valid-HEARTBEAT-empty", &m);
-	sample_msg(&m, IMEXD_MSG_FREE);
-	imexd_msg_free(&m);
-	emit_msg("valid-FREE-empty", &m);
-	for (i = 0; i < 5; i++) {
-		sample_msg(&m, IMEXD_MSG_PREPARE);
-		m.u.prepare.op = i;
-		snprintf(name, sizeof(name), "valid-PREPARE-%s", ops[i]);
-		emit_msg(name, &m);
-	}
-	sample_msg(&m, IMEXD_MSG_SYNC);
-	m.u.sync.flags = 0;
-	emit_msg("valid-SYNC-live", &m);
-	sample_msg(&m, IMEXD_MSG_SYNC);
-	imexd_def_free(&m.u.sync);
-	emit_msg("valid-SYNC-no-members", &m);
-	sample_msg(&m, IMEXD_MSG_VOTE);
-	m.u.vote.error = 0;
-	m.u.vote.message[0] = '\0';
-	emit_msg("valid-VOTE-prepared", &m);
-	sample_msg(&m, IMEXD_MSG_ACK);
-	m.u.ack.what = IMEXD_ACK_COMMIT;
-	emit_msg("valid-ACK-commit", &m);
 	sample_msg(&m, IMEXD_MSG_IMPORT_RESP);
 	m.u.import_resp.status = EPERM;
 	m.u.import_resp.desc_len = 0;
@@ -119,12 +98,11 @@ static void valid_seeds(void)
 	m.u.reply.error = EEXIST;
 	strcpy(m.u.reply.message, "domain 'job9' exists");
 	emit_msg("valid-REPLY-no-def", &m);
-	for (i = IMEXD_OUTCOME_UNKNOWN; i <= IMEXD_OUTCOME_ABORTED; i++) {
-		sample_msg(&m, IMEXD_MSG_OUTCOME);
-		m.u.outcome.outcome = i;
-		snprintf(name, sizeof(name), "valid-OUTCOME-%u", i);
-		emit_msg(name, &m);
-	}
+	sample_msg(&m, IMEXD_MSG_REPLY);
+	imexd_def_free(&m.u.reply.def);
+	m.u.reply.def.flags = IMEXD_DEF_DELETED;
+	strcpy(m.u.reply.message, "deleted");
+	emit_msg("valid-REPLY-tombstone", &m);
 }
 
 /* A valid frame of @type with one change made by @spoil. */
@@ -176,6 +154,9 @@ static size_t header_only(uint8_t *f, size_t len)
 	return IMEXD_HEADER_LEN;
 }
 
+/* The sample REPLY's def is followed by u32 nids and 3 ids. */
+#define IDS_TAIL	16
+
 /* One byte set: at @at from the start, or from the end if negative. */
 #define SET(fn, at, v)							\
 static size_t fn(uint8_t *f, size_t len)				\
@@ -188,7 +169,9 @@ SET(magic, 3, 'Y')
 SET(version2, 4, 2)
 SET(flags, 7, 1)
 SET(type0, 5, 0)
-SET(type15, 5, IMEXD_MSG_TYPE_MAX + 1)
+SET(type21, 5, IMEXD_MSG_TYPE_MAX + 1)
+SET(type4, 5, 4)				/* the two-phase protocol's */
+SET(type13, 5, 13)
 SET(hb_state_7, -(2 + 2 * 24) - 1, 7)		/* before the sample's 2 gens */
 SET(hb_gens_257, IMEXD_HEADER_LEN + 27, 1)	/* ngens high byte */
 SET(len_0, IMEXD_HEADER_LEN + 3, 0)		/* RAFT len 7 -> 0 */
@@ -197,16 +180,13 @@ SET(fwd_len_0, IMEXD_HEADER_LEN + 11, 0)	/* FORWARD len 5 -> 0 */
 SET(fwd_len_huge, IMEXD_HEADER_LEN + 9, 0x10)	/* 1 MiB + 5 */
 SET(reply_has_def_2, IMEXD_HEADER_LEN + 28, 2)
 SET(reply_err_4096, IMEXD_HEADER_LEN + 10, 0x10)
-SET(last_byte_ff, -1, 0xff)
-SET(body8_3, IMEXD_HEADER_LEN + 8, 3)		/* ACK what, OUTCOME */
-SET(op5, IMEXD_HEADER_LEN + 8, 5)
 SET(leave0, IMEXD_HEADER_LEN, 0)
 SET(name_dash, IMEXD_HEADER_LEN + 5, '-')	/* HELLO name, 1st char */
 SET(name_long, IMEXD_HEADER_LEN + 4, 64)	/* HELLO name length */
 SET(hb_161, IMEXD_HEADER_LEN + 5, 161)		/* HEARTBEAT n, low byte */
-SET(vote_nl, -3, '\n')
-SET(vote_neg, IMEXD_HEADER_LEN + 8, 0xff)	/* VOTE error, high byte */
-SET(chan_mode, -2, 0x02)			/* last channel: mode 01000 */
+SET(reply_nl, IMEXD_HEADER_LEN + 14, '\n')	/* REPLY message */
+SET(reply_neg, IMEXD_HEADER_LEN + 8, 0xff)	/* REPLY error, high byte */
+SET(chan_mode, -IDS_TAIL - 2, 0x02)		/* last channel: mode 01000 */
 SET(resp_err, IMEXD_HEADER_LEN + 11, 1)		/* IMPORT_RESP status 1 */
 SET(resp_len_hi, IMEXD_HEADER_LEN + 12, 1)	/* desc_len 261 */
 SET(req_chan_max, IMEXD_HEADER_LEN + 17, 0x10)	/* channel 1 << 20 */
@@ -249,22 +229,22 @@ static size_t hb_gens_zero(uint8_t *f, size_t len)
 	return len;
 }
 
-/* The sample PREPARE def ends with 4 channels of 14 bytes each. */
+/* The sample REPLY def ends with 3 channels of 14 bytes each. */
 static size_t chan_unsorted(uint8_t *f, size_t len)
 {
-	put_be32(f + len - 14, 1);
+	put_be32(f + len - IDS_TAIL - 14, 1);
 	return len;
 }
 
 static size_t chan_huge(uint8_t *f, size_t len)
 {
-	put_be32(f + len - 4UL * 14 - 4, 0xffffffffu);
+	put_be32(f + len - IDS_TAIL - 3UL * 14 - 4, 0xffffffffu);
 	return len;
 }
 
 static size_t chan_short(uint8_t *f, size_t len)
 {
-	put_be32(f + len - 4UL * 14 - 4, 5);
+	put_be32(f + len - IDS_TAIL - 3UL * 14 - 4, 5);
 	return len;
 }
 
@@ -289,16 +269,19 @@ static size_t member_addr_space(uint8_t *f, size_t len)
 
 static void near_seeds(void)
 {
-	near("near-PREPARE-cut", IMEXD_MSG_PREPARE, cut_one);
-	near("near-PREPARE-cut-length-fixed", IMEXD_MSG_PREPARE, cut_fixed);
-	near("near-SYNC-trailing-byte", IMEXD_MSG_SYNC, grow_fixed);
+	near("near-REPLY-cut-length-wrong", IMEXD_MSG_REPLY, cut_one);
+	near("near-REPLY-trailing-byte", IMEXD_MSG_REPLY, grow_fixed);
 	near("near-HELLO-bad-magic", IMEXD_MSG_HELLO, magic);
 	near("near-HELLO-version-2", IMEXD_MSG_HELLO, version2);
-	near("near-COMMIT-flags", IMEXD_MSG_COMMIT, flags);
-	near("near-COMMIT-type-0", IMEXD_MSG_COMMIT, type0);
-	near("near-COMMIT-type-15", IMEXD_MSG_COMMIT, type15);
-	near("near-ABORT-length-above-max", IMEXD_MSG_ABORT, body_max1);
-	near("near-OUTCOME_QUERY-header-only", IMEXD_MSG_OUTCOME_QUERY, header_only);
+	near("near-EXPORT_REVOKE-flags", IMEXD_MSG_EXPORT_REVOKE, flags);
+	near("near-EXPORT_REVOKE-type-0", IMEXD_MSG_EXPORT_REVOKE, type0);
+	near("near-EXPORT_REVOKE-type-21", IMEXD_MSG_EXPORT_REVOKE, type21);
+	near("near-LEAVE-type-4", IMEXD_MSG_LEAVE, type4);
+	near("near-LEAVE-type-13", IMEXD_MSG_LEAVE, type13);
+	near("near-EXPORT_REVOKE-length-above-max", IMEXD_MSG_EXPORT_REVOKE,
+	     body_max1);
+	near("near-EXPORT_REVOKE-header-only", IMEXD_MSG_EXPORT_REVOKE,
+	     header_only);
 	near("near-HEARTBEAT-state-7", IMEXD_MSG_HEARTBEAT, hb_state_7);
 	near("near-HEARTBEAT-257-gens", IMEXD_MSG_HEARTBEAT, hb_gens_257);
 	near("near-HEARTBEAT-gens-duplicate", IMEXD_MSG_HEARTBEAT, hb_gens_dup);
@@ -317,21 +300,17 @@ static void near_seeds(void)
 	near("near-REPLY-cut", IMEXD_MSG_REPLY, cut_fixed);
 	near("near-REPLY-ids-unsorted", IMEXD_MSG_REPLY, reply_ids_down);
 	near("near-HEARTBEAT-161-peers", IMEXD_MSG_HEARTBEAT, hb_161);
-	near("near-FREE-padding-bits", IMEXD_MSG_FREE, last_byte_ff);
-	near("near-ACK-what-3", IMEXD_MSG_ACK, body8_3);
-	near("near-OUTCOME-3", IMEXD_MSG_OUTCOME, body8_3);
 	near("near-LEAVE-reason-0", IMEXD_MSG_LEAVE, leave0);
 	near("near-HELLO-name-dash", IMEXD_MSG_HELLO, name_dash);
 	near("near-HELLO-name-64", IMEXD_MSG_HELLO, name_long);
-	near("near-VOTE-newline", IMEXD_MSG_VOTE, vote_nl);
-	near("near-VOTE-negative-error", IMEXD_MSG_VOTE, vote_neg);
-	near("near-PREPARE-channels-unsorted", IMEXD_MSG_PREPARE, chan_unsorted);
-	near("near-PREPARE-channel-mode-01000", IMEXD_MSG_PREPARE, chan_mode);
-	near("near-PREPARE-channels-huge", IMEXD_MSG_PREPARE, chan_huge);
-	near("near-PREPARE-channels-beyond-body", IMEXD_MSG_PREPARE, chan_short);
-	near("near-PREPARE-duplicate-member", IMEXD_MSG_PREPARE, member_dup);
-	near("near-PREPARE-address-space", IMEXD_MSG_PREPARE, member_addr_space);
-	near("near-PREPARE-op-5", IMEXD_MSG_PREPARE, op5);
+	near("near-REPLY-newline", IMEXD_MSG_REPLY, reply_nl);
+	near("near-REPLY-negative-error", IMEXD_MSG_REPLY, reply_neg);
+	near("near-REPLY-channels-unsorted", IMEXD_MSG_REPLY, chan_unsorted);
+	near("near-REPLY-channel-mode-01000", IMEXD_MSG_REPLY, chan_mode);
+	near("near-REPLY-channels-huge", IMEXD_MSG_REPLY, chan_huge);
+	near("near-REPLY-channels-beyond-body", IMEXD_MSG_REPLY, chan_short);
+	near("near-REPLY-duplicate-member", IMEXD_MSG_REPLY, member_dup);
+	near("near-REPLY-address-space", IMEXD_MSG_REPLY, member_addr_space);
 	near("near-IMPORT_RESP-error-with-desc", IMEXD_MSG_IMPORT_RESP, resp_err);
 	near("near-IMPORT_RESP-desc-beyond-body", IMEXD_MSG_IMPORT_RESP, resp_len_hi);
 	near("near-IMPORT_RESP-cut", IMEXD_MSG_IMPORT_RESP, cut_fixed);

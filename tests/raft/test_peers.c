@@ -333,7 +333,7 @@ static void test_inbound_hello_binds_a_roster_peer(void **state)
 
 	/* And sending fills in the header. */
 	memset(&m, 0, sizeof(m));
-	m.type = IMEXD_MSG_COMMIT;
+	m.type = IMEXD_MSG_HEARTBEAT;
 	assert_int_equal(imexd_peers_send(t.p, "b", &m), 0);
 	assert_int_equal(imexd_peers_send(t.p, "c", &m), -ENOTCONN);
 	assert_int_equal(imexd_peers_send(t.p, "zz", &m), -ENOTCONN);
@@ -341,7 +341,7 @@ static void test_inbound_hello_binds_a_roster_peer(void **state)
 	assert_int_equal(imexd_peers_send(t.p, "b", &m), -EINVAL);
 	drain(&t);
 	assert_int_equal(t.n, 1);
-	r = find_sent(&t, IMEXD_MSG_COMMIT, 7);
+	r = find_sent(&t, IMEXD_MSG_HEARTBEAT, 7);
 	assert_non_null(r);
 	assert_true(r->sent.sender_epoch == 1);
 	assert_memory_equal(r->sent.sender_uuid, c.self_uuid, 16);
@@ -1164,7 +1164,7 @@ static void w_run(unsigned seed)
 			 w->pairs[q].opener);
 	/* And it carries messages, with the proved name. */
 	memset(&m, 0, sizeof(m));
-	m.type = IMEXD_MSG_COMMIT;
+	m.type = IMEXD_MSG_HEARTBEAT;
 	assert_int_equal(imexd_peers_send(w->t[1].p, "a", &m), 0);
 	w_actions(w, 1);
 	assert_int_equal(w->nev, 1);
