@@ -88,23 +88,6 @@
 #include <stdint.h>
 #include <linux/imex.h>
 
-/*
- * PREPARE's op and lease bound.  The kernel had them for its two-phase
- * changes, which DOMAIN_SET replaced; the peer protocol keeps them until
- * PREPARE goes with the two-phase core.
- */
-enum imex_change_op {
-	IMEX_CHANGE_CREATE,
-	IMEX_CHANGE_DELETE,
-	IMEX_CHANGE_ADD_CHANNELS,
-	IMEX_CHANGE_REMOVE_CHANNELS,
-	IMEX_CHANGE_SET_MEMBERS,
-
-	__IMEX_CHANGE_OP_MAX
-};
-#define IMEX_LEASE_DEFAULT_MS	10000
-#define IMEX_LEASE_MAX_MS	300000
-
 #define IMEXD_MAGIC		0x494d4558u
 #define IMEXD_FRAME_VERSION	1
 #define IMEXD_PROTO_VERSION	2
