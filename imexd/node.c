@@ -146,6 +146,7 @@ static void on_agree_done(struct imexd_node *n,
 	if (!o)
 		return;
 	o->a.req_id = aa->tag;
+	o->a.index = aa->index;
 	o->a.error = aa->error;
 	o->text = dup_str(aa->message);
 	if (aa->def && aa->def->name[0] &&
@@ -222,6 +223,9 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 		break;
 	case IMEXD_AGREE_APPLIED:
 		n->domains_dirty = true;
+		if (n->applied_fn)
+			n->applied_fn(n->applied_ctx, aa->index, aa->data,
+				      aa->len);
 		node_log(n, IMEXD_LOG_DEBUG, "applied entry %llu: %s",
 			 (unsigned long long)aa->index,
 			 aa->error ? aa->message : "ok");
@@ -657,6 +661,18 @@ const struct imexd_fsm *imexd_node_fsm(const struct imexd_node *n)
 const char *imexd_node_leader(const struct imexd_node *n)
 {
 	return n->leader[0] ? n->leader : NULL;
+}
+
+const struct imexd_agree *imexd_node_agree(const struct imexd_node *n)
+{
+	return n->agree;
+}
+
+void imexd_node_set_applied_hook(struct imexd_node *n,
+				 imexd_node_applied_fn *fn, void *ctx)
+{
+	n->applied_fn = fn;
+	n->applied_ctx = ctx;
 }
 
 /* Used by node_req.c. */

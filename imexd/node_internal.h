@@ -61,6 +61,9 @@ struct imexd_node {
 	struct node_out *out;
 	size_t n_out, cap_out, out_head;
 	struct node_out cur;		/* the action last handed out */
+
+	imexd_node_applied_fn *applied_fn;	/* checkers only */
+	void *applied_ctx;
 };
 
 /* node.c */
