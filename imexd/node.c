@@ -250,6 +250,7 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 /* After every call into agree: drain it, then feed back what waits. */
 void node_ag(struct imexd_node *n, int rv, const char *what)
 {
+	const struct imexd_fsm *fsm;
 	struct imexd_agree_action aa;
 
 	if (rv < 0)
@@ -261,6 +262,12 @@ void node_ag(struct imexd_node *n, int rv, const char *what)
 	while (imexd_agree_next(n->agree, &aa))
 		on_agree(n, &aa);
 	n->in_agree = false;
+	/* A restored snapshot changes the table without an APPLIED. */
+	fsm = node_fsm(n);
+	if (fsm && imexd_fsm_last_index(fsm) != n->fsm_index) {
+		n->fsm_index = imexd_fsm_last_index(fsm);
+		n->domains_dirty = true;
+	}
 	node_unsent_flush(n);
 	if (n->kernel_lost) {
 		n->kernel_lost = false;

@@ -51,6 +51,7 @@ struct imexd_node {
 	char leader[IMEX_NAME_MAX];
 	bool in_agree;
 	bool domains_dirty;
+	uint64_t fsm_index;		/* the table's last index health saw */
 	bool kernel_busy, kernel_lost;
 	struct imexd_def *kernel;	/* the kernel's domains, last read */
 	size_t n_kernel;
