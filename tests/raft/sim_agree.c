@@ -736,7 +736,7 @@ int main(int argc, char **argv)
 		unsigned n = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 144;
 
 		if (n < SCALE_MEMBERS || n > SW_NODES_MAX) {
-			fprintf(stderr, "scale: %u to %u nodes\n", SCALE_MEMBERS,
+			fprintf(stderr, "scale: %d to %d nodes\n", SCALE_MEMBERS,
 				SW_NODES_MAX);
 			return 2;
 		}
