@@ -660,7 +660,7 @@ static unsigned scale(unsigned n, unsigned seed)
 	cfg.jitter_ms = 0;
 	cfg.break_pm = 0;
 	cfg.heartbeat_ms = 1000;
-	rtt = 2 * cfg.latency_ms;
+	rtt = 2ull * cfg.latency_ms;
 	w = sw_new(&cfg);
 	st = sw_stats(w);
 	if (!sw_run_pred(w, 600ull * 1000, converged)) {

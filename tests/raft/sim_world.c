@@ -137,6 +137,7 @@ static struct sw_ev ev_pop(struct sw *w)
 	size_t k = 0;
 
 	w->evs[0] = w->evs[--w->n_evs];
+	w->evs[w->n_evs].frame = NULL;	/* the slot left is free */
 	for (;;) {
 		size_t l = 2 * k + 1, r = l + 1, m = k;
 		struct sw_ev t;
