@@ -51,7 +51,7 @@ static const struct def {
 	  RATIO_LE, 4, "<= 4 RTT" },
 	{ "sim_create_time", "144-node create (sim): time", "ms", "simulated RTT",
 	  RATIO_LE, 4, "<= 4 RTT" },
-	{ "sim_create_msgs", "144-node create (sim): 2-phase msgs", "msgs", "N",
+	{ "sim_create_msgs", "144-node create (sim): raft msgs", "msgs", "N",
 	  RATIO_LE, 6, "<= 6 N" },
 	{ "sim_create_msgs_all", "144-node create (sim): all msgs", "msgs", "N",
 	  RATIO_LE, 6, "<= 6 N" },

@@ -146,6 +146,7 @@ static void on_agree_done(struct imexd_node *n,
 	if (!o)
 		return;
 	o->a.req_id = aa->tag;
+	o->a.index = aa->index;
 	o->a.error = aa->error;
 	o->text = dup_str(aa->message);
 	if (aa->def && aa->def->name[0] &&
@@ -225,6 +226,9 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 		break;
 	case IMEXD_AGREE_APPLIED:
 		n->domains_dirty = true;
+		if (n->applied_fn)
+			n->applied_fn(n->applied_ctx, aa->index, aa->data,
+				      aa->len);
 		node_log(n, IMEXD_LOG_DEBUG, "applied entry %llu: %s",
 			 (unsigned long long)aa->index,
 			 aa->error ? aa->message : "ok");
@@ -249,6 +253,7 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 /* After every call into agree: drain it, then feed back what waits. */
 void node_ag(struct imexd_node *n, int rv, const char *what)
 {
+	const struct imexd_fsm *fsm;
 	struct imexd_agree_action aa;
 
 	if (rv < 0)
@@ -260,6 +265,12 @@ void node_ag(struct imexd_node *n, int rv, const char *what)
 	while (imexd_agree_next(n->agree, &aa))
 		on_agree(n, &aa);
 	n->in_agree = false;
+	/* A restored snapshot changes the table without an APPLIED. */
+	fsm = node_fsm(n);
+	if (fsm && imexd_fsm_last_index(fsm) != n->fsm_index) {
+		n->fsm_index = imexd_fsm_last_index(fsm);
+		n->domains_dirty = true;
+	}
 	node_unsent_flush(n);
 	if (n->kernel_lost) {
 		n->kernel_lost = false;
@@ -666,6 +677,18 @@ const struct imexd_fsm *imexd_node_fsm(const struct imexd_node *n)
 const char *imexd_node_leader(const struct imexd_node *n)
 {
 	return n->leader[0] ? n->leader : NULL;
+}
+
+const struct imexd_agree *imexd_node_agree(const struct imexd_node *n)
+{
+	return n->agree;
+}
+
+void imexd_node_set_applied_hook(struct imexd_node *n,
+				 imexd_node_applied_fn *fn, void *ctx)
+{
+	n->applied_fn = fn;
+	n->applied_ctx = ctx;
 }
 
 /* Used by node_req.c. */

@@ -47,6 +47,7 @@
 #include "wire.h"
 
 struct imexd_node;
+struct imexd_agree;
 
 /* Zero in a timing field means its default. */
 struct imexd_node_config {
@@ -67,6 +68,8 @@ struct imexd_node_config {
 	/* agreement */
 	uint32_t election_timeout_ms;	/* default 1000 */
 	uint32_t request_timeout_ms;	/* default 5 election timeouts */
+	unsigned snapshot_threshold;	/* 0: agree's default (tests: less) */
+	unsigned snapshot_trailing;	/* 0: agree's default */
 	/* transport */
 	uint32_t backoff_min_ms;
 	uint32_t backoff_max_ms;
@@ -120,6 +123,8 @@ struct imexd_node_action {
 	const struct imexd_def *def;
 	const struct imexd_domain_status *status;
 	uint64_t req_id;
+	uint64_t index;			/* REQUEST_DONE: its log entry (0:
+					 * none), for checkers */
 	int error;			/* 0 or a positive errno */
 	const char *text;		/* message or log line */
 	const uint32_t *ids;
@@ -193,5 +198,13 @@ uint8_t imexd_node_peer_state(const struct imexd_node *n, const char *name);
 const struct imexd_fsm *imexd_node_fsm(const struct imexd_node *n);
 /* NULL: not known; else the leader's name. */
 const char *imexd_node_leader(const struct imexd_node *n);
+/* For checkers (the simulator): the agreement part, to read only. */
+const struct imexd_agree *imexd_node_agree(const struct imexd_node *n);
+/* For checkers: @fn sees every entry as agree applies it, with the
+ * command's bytes (which the log may compact before any action shows). */
+typedef void imexd_node_applied_fn(void *ctx, uint64_t index,
+				   const uint8_t *data, size_t len);
+void imexd_node_set_applied_hook(struct imexd_node *n,
+				 imexd_node_applied_fn *fn, void *ctx);
 
 #endif /* IMEXD_NODE_H */

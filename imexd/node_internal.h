@@ -65,6 +65,7 @@ struct imexd_node {
 	char leader[IMEX_NAME_MAX];
 	bool in_agree;
 	bool domains_dirty;
+	uint64_t fsm_index;		/* the table's last index health saw */
 	bool kernel_busy, kernel_lost;
 	struct imexd_def *kernel;	/* the kernel's domains, last read */
 	size_t n_kernel;
@@ -77,6 +78,9 @@ struct imexd_node {
 	struct node_out *out;
 	size_t n_out, cap_out, out_head;
 	struct node_out cur;		/* the action last handed out */
+
+	imexd_node_applied_fn *applied_fn;	/* checkers only */
+	void *applied_ctx;
 };
 
 /* node.c */

@@ -88,6 +88,8 @@ int node_parts_new(struct imexd_node *n, char *err, size_t errlen)
 		.log = c->log,
 		.election_timeout_ms = c->election_timeout_ms,
 		.request_timeout_ms = c->request_timeout_ms,
+		.snapshot_threshold = c->snapshot_threshold,
+		.snapshot_trailing = c->snapshot_trailing,
 		.seed = c->seed,
 	};
 	struct imexd_health_config hc = {

@@ -7,23 +7,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/imex.h>
+
 #include "sim_world_internal.h"
 
 /* Up, caught up, kernel reconciled, and at raft index @last (the fsm's own
  * last index differs: a restored table counts the snapshot's index). */
 static uint64_t applied_of(const struct sw *w, unsigned i)
 {
-	const struct imexd_cons *c = w->nodes[i].up ?
-		imexd_agree_cons(w->nodes[i].ag) : NULL;
+	const struct imexd_cons *c = sw_cons(w, i);
 
 	return c ? imexd_cons_applied(c) : 0;
 }
 
+/* Every committed domain naming node i has READY at its generation as the
+ * last status pushed to i's kernel; @why (if not NULL) names one that has
+ * not. */
+static bool node_ready(struct sw *w, unsigned i, const char **why)
+{
+	const struct imexd_fsm *f = sw_fsm(w, i);
+	const struct imexd_def *d;
+	size_t pos = 0;
+
+	while (f && (d = imexd_fsm_domain_of(f, w->names[i], &pos))) {
+		const struct sw_status *st = sw_status_of(w, i, d->uuid);
+
+		if (!st || st->state != IMEX_DOMAIN_READY ||
+		    st->generation != d->generation) {
+			if (why)
+				*why = d->name;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Why: what node i last pushed for domain @name, and how it sees the
+ * members. */
+static void not_ready(struct sw *w, unsigned i, const char *name)
+{
+	const struct imexd_def *d = imexd_fsm_domain(sw_fsm(w, i), name);
+	const struct sw_status *st = d ? sw_status_of(w, i, d->uuid) : NULL;
+	char who[SW_NODES_MAX * 8 + 1] = "";
+	uint16_t m;
+
+	for (m = 0; d && m < d->nmembers; m++)
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), " %s:%u",
+			 d->members[m].name,
+			 imexd_node_peer_state(w->nodes[i].node,
+					       d->members[m].name));
+	sw_violation(w, "%s: domain %s (generation %llu) never became READY: last status %s, generation %llu; members%s",
+		     w->names[i], name,
+		     d ? (unsigned long long)d->generation : 0ULL,
+		     !st ? "none" : st->state == IMEX_DOMAIN_READY ? "READY" :
+		     "DEGRADED", st ? (unsigned long long)st->generation : 0ULL,
+		     who);
+}
+
 static bool node_done(struct sw *w, unsigned i, uint64_t last)
 {
-	const struct imexd_agree *ag = w->nodes[i].ag;
+	const struct imexd_agree *ag = w->nodes[i].up ?
+		imexd_node_agree(w->nodes[i].node) : NULL;
 
-	return w->nodes[i].up && imexd_agree_cons(ag) &&
+	return ag && imexd_agree_cons(ag) &&
 	       imexd_agree_synced(ag) && imexd_agree_reconciled(ag) &&
 	       applied_of(w, i) == last;
 }
@@ -38,6 +84,9 @@ bool sw_converged(struct sw *w)
 	for (i = 0; i < w->cfg.n; i++)
 		if (!node_done(w, i, last))
 			return false;
+	for (i = 0; i < w->cfg.n; i++)
+		if (!node_ready(w, i, NULL))
+			return false;
 	return true;
 }
 
@@ -47,8 +96,9 @@ static void check_kernels(struct sw *w)
 	unsigned i;
 
 	for (i = 0; i < w->cfg.n; i++) {
-		const struct imexd_fsm *f = imexd_agree_fsm(w->nodes[i].ag);
+		const struct imexd_fsm *f = sw_fsm(w, i);
 		const struct sw_node *nd = &w->nodes[i];
+		const char *why = NULL;
 		const struct imexd_def *d;
 		size_t pos = 0, n = 0, j;
 
@@ -64,6 +114,9 @@ static void check_kernels(struct sw *w)
 		if (n != nd->nk)
 			sw_violation(w, "%s: kernel holds %zu domains, %zu committed name it",
 				     nd->name, nd->nk, n);
+		if (!node_ready(w, i, &why))
+			sw_violation(w, "%s: its kernel's status of %s is not READY at the committed generation",
+				     nd->name, why);
 	}
 }
 
@@ -119,7 +172,7 @@ static void check_history(struct sw *w)
 	}
 	CHECK(imexd_fsm_snapshot(f, &snap, &len) == 0);
 	for (i = 0; i < w->cfg.n; i++) {
-		CHECK(imexd_fsm_snapshot(imexd_agree_fsm(w->nodes[i].ag), &other,
+		CHECK(imexd_fsm_snapshot(sw_fsm(w, i), &other,
 					 &olen) == 0);
 		if (olen != len || memcmp(snap, other, len))
 			sw_violation(w, "%s: table differs from the committed history",
@@ -339,14 +392,21 @@ unsigned sw_check_final(struct sw *w)
 	if (!sw_run_pred(w, 400ull * w->cfg.et_ms, sw_converged)) {
 		uint64_t last = applied_of(w, 0);
 
-		for (i = 0; i < w->cfg.n; i++)
+		for (i = 0; i < w->cfg.n; i++) {
+			const struct imexd_agree *ag = w->nodes[i].up ?
+				imexd_node_agree(w->nodes[i].node) : NULL;
+			const char *why = "";
+
 			if (!node_done(w, i, last))
 				sw_violation(w, "%s did not converge (up %d, synced %d, reconciled %d, index %llu of %llu)",
 					     w->names[i], w->nodes[i].up,
-					     w->nodes[i].up && imexd_agree_synced(w->nodes[i].ag),
-					     w->nodes[i].up && imexd_agree_reconciled(w->nodes[i].ag),
+					     ag && imexd_agree_synced(ag),
+					     ag && imexd_agree_reconciled(ag),
 					     (unsigned long long)applied_of(w, i),
 					     (unsigned long long)last);
+			else if (!node_ready(w, i, &why))
+				not_ready(w, i, why);
+		}
 		return w->violations;
 	}
 	check_history(w);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The simulated world of agree nodes: see sim_world.h.  Internal errors
- * (an input refused, a disk that will not load) abort with the seed.
+ * The simulated world of node cores: see sim_world.h.  Internal errors
+ * (an input refused, a frame that does not decode) abort with the seed.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <linux/imex.h>
 
 #include "sim_world_internal.h"
 
@@ -47,7 +49,17 @@ unsigned sw_seed(const struct sw *w) { return w->cfg.seed; }
 const char *sw_name(const struct sw *w, unsigned i) { return w->names[i]; }
 unsigned sw_violations(const struct sw *w) { return w->violations; }
 bool sw_up(const struct sw *w, unsigned i) { return w->nodes[i].up; }
-struct imexd_agree *sw_agree(struct sw *w, unsigned i) { return w->nodes[i].ag; }
+struct imexd_node *sw_node(struct sw *w, unsigned i) { return w->nodes[i].node; }
+const struct imexd_fsm *sw_fsm(struct sw *w, unsigned i)
+{
+	return w->nodes[i].up ? imexd_node_fsm(w->nodes[i].node) : NULL;
+}
+
+const struct imexd_cons *sw_cons(const struct sw *w, unsigned i)
+{
+	return w->nodes[i].up ?
+		imexd_agree_cons(imexd_node_agree(w->nodes[i].node)) : NULL;
+}
 const struct sw_stats *sw_stats(const struct sw *w) { return &w->st; }
 size_t sw_nreqs(const struct sw *w) { return w->n_reqs; }
 struct sw_req *sw_req_at(struct sw *w, size_t k) { return w->reqs[k]; }
@@ -68,6 +80,11 @@ void sw_violation(struct sw *w, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+const struct imexd_raftlog *sw_log(const struct sw *w, unsigned i)
+{
+	return w->nodes[i].log;
+}
+
 const struct imexd_def *sw_kernel(const struct sw *w, unsigned i, size_t *n)
 {
 	*n = w->nodes[i].nk;
@@ -76,38 +93,72 @@ const struct imexd_def *sw_kernel(const struct sw *w, unsigned i, size_t *n)
 
 /* ---- network ------------------------------------------------------------- */
 
-static struct sw_msg *msg_new(struct sw *w, unsigned from, unsigned to,
-			      int kind)
+static bool ev_before(const struct sw_ev *a, const struct sw_ev *b)
 {
-	struct sw_msg *m;
-
-	w->msgs = xgrow(w->msgs, &w->cap_msgs, w->n_msgs, sizeof(*w->msgs));
-	m = &w->msgs[w->n_msgs++];
-	memset(m, 0, sizeof(*m));
-	m->from = from;
-	m->to = to;
-	m->kind = kind;
-	m->seq = w->seq++;
-	m->due = w->now + w->cfg.latency_ms + sw_rand(w, w->cfg.jitter_ms + 1);
-	w->st.msgs++;
-	return m;
+	return a->due < b->due || (a->due == b->due && a->seq < b->seq);
 }
 
-static void msg_free(struct sw_msg *m)
+static struct sw_ev *ev_new(struct sw *w, int kind, unsigned to, uint64_t due)
 {
-	free(m->data);
-	free(m->message);
-	imexd_def_free(&m->def);
+	struct sw_ev *e;
+
+	w->evs = xgrow(w->evs, &w->cap_evs, w->n_evs, sizeof(*w->evs));
+	e = &w->evs[w->n_evs];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->to = to;
+	e->inst = w->nodes[to].restarts;
+	e->due = due;
+	e->seq = w->seq++;
+	return e;
 }
 
-static int node_of(const struct sw *w, const char *name)
+/* The event last made by ev_new() into the heap. */
+static void ev_push(struct sw *w)
 {
-	unsigned i;
+	size_t k = w->n_evs++;
 
-	for (i = 0; i < w->cfg.n; i++)
-		if (!strcmp(w->names[i], name))
-			return (int)i;
-	return -1;
+	while (k) {
+		size_t p = (k - 1) / 2;
+		struct sw_ev t;
+
+		if (!ev_before(&w->evs[k], &w->evs[p]))
+			break;
+		t = w->evs[p];
+		w->evs[p] = w->evs[k];
+		w->evs[k] = t;
+		k = p;
+	}
+}
+
+static struct sw_ev ev_pop(struct sw *w)
+{
+	struct sw_ev top = w->evs[0];
+	size_t k = 0;
+
+	w->evs[0] = w->evs[--w->n_evs];
+	w->evs[w->n_evs].frame = NULL;	/* the slot left is free */
+	for (;;) {
+		size_t l = 2 * k + 1, r = l + 1, m = k;
+		struct sw_ev t;
+
+		if (l < w->n_evs && ev_before(&w->evs[l], &w->evs[m]))
+			m = l;
+		if (r < w->n_evs && ev_before(&w->evs[r], &w->evs[m]))
+			m = r;
+		if (m == k)
+			break;
+		t = w->evs[m];
+		w->evs[m] = w->evs[k];
+		w->evs[k] = t;
+		k = m;
+	}
+	return top;
+}
+
+static uint64_t latency(struct sw *w)
+{
+	return w->now + w->cfg.latency_ms + sw_rand(w, w->cfg.jitter_ms + 1);
 }
 
 /* A partition is kept apart from one-way cuts, so that a cut ending
@@ -121,12 +172,15 @@ void sw_partition(struct sw *w, const bool *side)
 	w->epoch = ++w->epochs;
 }
 
-static bool link_down(const struct sw *w, unsigned from, unsigned to,
-		      int kind)
+static bool parted(const struct sw *w, unsigned a, unsigned b)
 {
-	if (w->cfg.leak_requests && kind != M_RAFT)
-		return w->cut[from][to];
-	return w->cut[from][to] || (w->epoch && w->side[from] != w->side[to]);
+	return w->epoch && w->side[a] != w->side[b];
+}
+
+/* TCP needs both directions: a one-way cut stops a connection too. */
+static bool link_down(const struct sw *w, unsigned a, unsigned b)
+{
+	return w->cut[a][b] || w->cut[b][a] || parted(w, a, b);
 }
 
 void sw_cut(struct sw *w, unsigned from, unsigned to, bool cut)
@@ -138,6 +192,118 @@ void sw_heal(struct sw *w)
 {
 	memset(w->cut, 0, sizeof(w->cut));
 	w->epoch = 0;
+}
+
+static struct sw_conn *conn_of(struct sw *w, uint64_t id)
+{
+	return id >= 1 && id <= w->n_conns ? &w->conns[id - 1] : NULL;
+}
+
+/* Which end of @c node @i at instance @inst is: 0, 1, or -1 (neither). */
+static int conn_end(const struct sw_conn *c, unsigned i, unsigned inst)
+{
+	if (c->a == i && c->ia == inst)
+		return 0;
+	if (c->b == i && c->ib == inst)
+		return 1;
+	return -1;
+}
+
+/* The connection ends: the ends still open hear it after a latency,
+ * except @quiet's (the end that closed it, -1: none). */
+static void conn_kill(struct sw *w, uint64_t id, int quiet)
+{
+	struct sw_conn *c = conn_of(w, id);
+	int e;
+
+	if (!c || c->dead)
+		return;
+	c->dead = true;
+	for (e = 0; e < 2; e++) {
+		struct sw_ev *ev;
+
+		if (e == quiet)
+			continue;
+		ev = ev_new(w, EV_DOWN, e ? c->b : c->a, latency(w));
+		ev->inst = e ? c->ib : c->ia;
+		ev->conn = id;
+		ev_push(w);
+	}
+}
+
+static void addr_of(char *out, size_t len, unsigned i, unsigned port)
+{
+	snprintf(out, len, "n%03u:%u", i, port);
+}
+
+/* Node i dials @addr. */
+static void net_connect(struct sw *w, unsigned i, const char *addr)
+{
+	unsigned t = w->cfg.n, inst = w->nodes[i].restarts;
+	struct sw_conn *c;
+	struct sw_ev *ev;
+	uint64_t due = latency(w);
+
+	if (addr[0] == 'n' && strlen(addr) > 4)
+		t = (unsigned)strtoul(addr + 1, NULL, 10);
+	if (t >= w->cfg.n || !w->nodes[t].up || t == i ||
+	    (!w->cfg.leak_requests && link_down(w, i, t)) ||
+	    (w->cfg.leak_requests && (w->cut[i][t] || w->cut[t][i]))) {
+		ev = ev_new(w, EV_FAILED, i, due);
+		snprintf(ev->addr, sizeof(ev->addr), "%s", addr);
+		ev_push(w);
+		return;
+	}
+	w->conns = xgrow(w->conns, &w->cap_conns, w->n_conns,
+			 sizeof(*w->conns));
+	c = &w->conns[w->n_conns++];
+	memset(c, 0, sizeof(*c));
+	c->a = i;
+	c->ia = inst;
+	c->b = t;
+	c->ib = w->nodes[t].restarts;
+	w->st.conns++;
+	/* The accepting end first: the dialler's first frame needs it. */
+	ev = ev_new(w, EV_UP, t, due);
+	ev->conn = w->n_conns;
+	addr_of(ev->addr, sizeof(ev->addr), i, 40000 + (unsigned)w->n_conns % 20000);
+	ev_push(w);
+	ev = ev_new(w, EV_UP, i, due);
+	ev->conn = w->n_conns;
+	ev->outbound = true;
+	snprintf(ev->addr, sizeof(ev->addr), "%s", addr);
+	ev_push(w);
+}
+
+static void net_send(struct sw *w, unsigned i, const struct imexd_node_action *a)
+{
+	struct sw_conn *c = conn_of(w, a->conn);
+	int e = c ? conn_end(c, i, w->nodes[i].restarts) : -1;
+	unsigned to;
+	struct sw_ev *ev;
+	uint64_t due;
+
+	CHECK(c && e >= 0);
+	if (c->dead || !c->open[e])
+		return;		/* the daemon's send fails: dropped */
+	w->st.msgs++;
+	if (sw_rand(w, 1000) < w->cfg.break_pm) {
+		w->st.resets++;
+		conn_kill(w, a->conn, -1);
+		return;
+	}
+	to = e ? c->a : c->b;
+	/* In order within the connection. */
+	due = latency(w);
+	if (due < c->last_due[!e])
+		due = c->last_due[!e];
+	c->last_due[!e] = due;
+	ev = ev_new(w, EV_MSG, to, due);
+	ev->inst = e ? c->ia : c->ib;
+	ev->conn = a->conn;
+	ev->frame = xdup(a->frame, a->len);
+	ev->len = a->len;
+	ev_push(w);
 }
 
 /* ---- the simulated kernel ------------------------------------------------ */
@@ -167,11 +333,22 @@ static void kernel_check(struct sw *w, unsigned i)
 						     nd->k[a].name, nd->k[b].name);
 }
 
+static void status_drop(struct sw_node *nd, const uint8_t uuid[16])
+{
+	size_t j;
+
+	for (j = 0; j < nd->nst; j++)
+		if (!memcmp(nd->st[j].uuid, uuid, 16)) {
+			nd->st[j] = nd->st[--nd->nst];
+			return;
+		}
+}
+
 /* What imex.ko refuses, it refuses here. */
-static int kernel_step(struct sw *w, unsigned i)
+static int kernel_step(struct sw *w, unsigned i, bool remove,
+		       const struct imexd_def *d)
 {
 	struct sw_node *nd = &w->nodes[i];
-	const struct imexd_def *d = &nd->kdef;
 	size_t j, at = nd->nk;
 	uint32_t c;
 
@@ -179,11 +356,12 @@ static int kernel_step(struct sw *w, unsigned i)
 	for (j = 0; j < nd->nk; j++)
 		if (!memcmp(nd->k[j].uuid, d->uuid, 16))
 			at = j;
-	if (nd->ktype == IMEXD_REC_REMOVE) {
+	if (remove) {
 		if (at == nd->nk || strcmp(nd->k[at].name, d->name))
 			return ENOENT;
 		imexd_def_free(&nd->k[at]);
 		nd->k[at] = nd->k[--nd->nk];
+		status_drop(nd, d->uuid);
 		return 0;
 	}
 	if (!imexd_def_has_member(d, nd->name))
@@ -208,6 +386,42 @@ static int kernel_step(struct sw *w, unsigned i)
 	return 0;
 }
 
+static void kernel_status(struct sw *w, unsigned i,
+			  const struct imexd_domain_status *st)
+{
+	struct sw_node *nd = &w->nodes[i];
+	size_t j;
+
+	for (j = 0; j < nd->nst; j++)
+		if (!memcmp(nd->st[j].uuid, st->uuid, 16))
+			break;
+	if (j == nd->nst) {
+		nd->st = realloc(nd->st, (nd->nst + 1) * sizeof(*nd->st));
+		CHECK(nd->st);
+		nd->nst++;
+		memcpy(nd->st[j].uuid, st->uuid, 16);
+	}
+	nd->st[j].state = st->state;
+	nd->st[j].generation = st->generation;
+	if (getenv("SIM_VERBOSE"))
+		fprintf(stderr, "%llu %s: status %s generation %llu: %s\n",
+			(unsigned long long)w->now, nd->name, st->name,
+			(unsigned long long)st->generation,
+			st->state == IMEX_DOMAIN_READY ? "READY" : "DEGRADED");
+}
+
+const struct sw_status *sw_status_of(const struct sw *w, unsigned i,
+				     const uint8_t uuid[16])
+{
+	const struct sw_node *nd = &w->nodes[i];
+	size_t j;
+
+	for (j = 0; j < nd->nst; j++)
+		if (!memcmp(nd->st[j].uuid, uuid, 16))
+			return &nd->st[j];
+	return NULL;
+}
+
 /* ---- nodes --------------------------------------------------------------- */
 
 static struct sw_req *req_find(struct sw *w, uint64_t tag)
@@ -215,21 +429,24 @@ static struct sw_req *req_find(struct sw *w, uint64_t tag)
 	return tag >= 1 && tag <= w->n_reqs ? w->reqs[tag - 1] : NULL;
 }
 
-static void record_apply(struct sw *w, unsigned i,
-			 const struct imexd_agree_action *a)
+/* Node i applies @index (node.h's hook): the command's bytes must be
+ * what every other node applied there. */
+static void record_apply(void *ctx, uint64_t index, const uint8_t *data,
+			 size_t len)
 {
+	struct sw_node *nd = ctx;
+	struct sw *w = nd->w;
 	struct sw_chosen *c;
 
-	sw_seen_commit(w, i, a->index);
+	sw_seen_commit(w, nd->idx, index);
 	w->st.applied++;
 	if (getenv("SIM_VERBOSE"))
-		fprintf(stderr, "%llu %s: applied %llu (%s, %zu bytes, %s)\n",
-			(unsigned long long)w->now, w->names[i],
-			(unsigned long long)a->index,
-			imexd_cmd_type_name(a->len > 1 ? a->data[1] : 0), a->len,
-			a->error ? a->message : "ok");
-	if (a->index >= w->n_chosen) {
-		size_t n = a->index + 64;
+		fprintf(stderr, "%llu %s: applied %llu (%s, %zu bytes)\n",
+			(unsigned long long)w->now, nd->name,
+			(unsigned long long)index,
+			imexd_cmd_type_name(len > 1 ? data[1] : 0), len);
+	if (index >= w->n_chosen) {
+		size_t n = index + 64;
 
 		w->chosen = realloc(w->chosen, n * sizeof(*w->chosen));
 		CHECK(w->chosen);
@@ -237,33 +454,38 @@ static void record_apply(struct sw *w, unsigned i,
 		       (n - w->n_chosen) * sizeof(*w->chosen));
 		w->n_chosen = n;
 	}
-	c = &w->chosen[a->index];
+	c = &w->chosen[index];
 	if (!c->data) {
-		c->data = xdup(a->data, a->len);
-		c->len = a->len;
-	} else if (c->len != a->len || memcmp(c->data, a->data, a->len)) {
+		c->data = xdup(data, len);
+		c->len = len;
+	} else if (c->len != len || memcmp(c->data, data, len)) {
 		sw_violation(w, "%s applied a different command at index %llu",
-			     w->names[i], (unsigned long long)a->index);
+			     nd->name, (unsigned long long)index);
 	}
 }
 
 static void record_done(struct sw *w, unsigned i,
-			const struct imexd_agree_action *a)
+			const struct imexd_node_action *a)
 {
-	struct sw_req *r = req_find(w, a->tag);
+	struct sw_req *r = req_find(w, a->req_id);
 
 	CHECK(r && r->node == i);
 	if (r->done) {
 		sw_violation(w, "request %llu answered twice",
-			     (unsigned long long)a->tag);
+			     (unsigned long long)a->req_id);
 		return;
 	}
 	r->done = true;
 	r->error = a->error;
 	r->index = a->index;
-	snprintf(r->message, sizeof(r->message), "%s", a->message);
+	snprintf(r->message, sizeof(r->message), "%s", a->text ? a->text : "");
 	if (a->def && a->def->name[0])
 		CHECK(!imexd_def_copy(&r->def, a->def));
+	if (getenv("SIM_VERBOSE"))
+		fprintf(stderr, "%llu %s: request %llu done: %d %s (index %llu)\n",
+			(unsigned long long)w->now, w->names[i],
+			(unsigned long long)a->req_id, a->error, r->message,
+			(unsigned long long)a->index);
 	if (a->error) {
 		w->st.failed++;
 		return;
@@ -271,7 +493,7 @@ static void record_done(struct sw *w, unsigned i,
 	w->st.acked++;
 	if (!a->index)
 		sw_violation(w, "request %llu acknowledged without a log index",
-			     (unsigned long long)a->tag);
+			     (unsigned long long)a->req_id);
 	else
 		sw_check_ack(w, r);
 }
@@ -279,6 +501,7 @@ static void record_done(struct sw *w, unsigned i,
 static void node_stop(struct sw *w, unsigned i, bool torn)
 {
 	struct sw_node *nd = &w->nodes[i];
+	size_t k;
 
 	if (!nd->up)
 		return;
@@ -287,7 +510,7 @@ static void node_stop(struct sw *w, unsigned i, bool torn)
 			nd->name);
 	/* The requests it had not answered die with it (the caller sees
 	 * its connection drop). */
-	for (size_t k = 0; k < w->n_reqs; k++) {
+	for (k = 0; k < w->n_reqs; k++) {
 		struct sw_req *r = w->reqs[k];
 
 		if (r->node == i && !r->done) {
@@ -296,16 +519,23 @@ static void node_stop(struct sw *w, unsigned i, bool torn)
 			snprintf(r->message, sizeof(r->message), "node crashed");
 		}
 	}
-	imexd_agree_free(nd->ag);
-	nd->ag = NULL;
+	/* Its connections end: the peers hear it. */
+	for (k = 0; k < w->n_conns; k++)
+		if (!w->conns[k].dead &&
+		    conn_end(&w->conns[k], i, nd->restarts) >= 0)
+			conn_kill(w, k + 1, conn_end(&w->conns[k], i,
+						      nd->restarts));
+	imexd_node_free(nd->node);
+	nd->node = NULL;
 	nd->dead = nd->log;
 	nd->log = NULL;
 	imexd_raftlog_mem_crash(nd->disk, torn ? sw_rand(w, 64) : 0);
 	nd->up = false;
 	nd->arm = SW_CRASH_NONE;
-	if (nd->kpending)
-		imexd_def_free(&nd->kdef);
-	nd->kpending = false;
+	/* The kernel marks the daemon lost: no status stands. */
+	free(nd->st);
+	nd->st = NULL;
+	nd->nst = 0;
 	w->st.crashes++;
 }
 
@@ -319,143 +549,107 @@ void sw_arm(struct sw *w, unsigned i, enum sw_crash_point p)
 	w->nodes[i].arm = p;
 }
 
-static void drain(struct sw *w, unsigned i);
-
-static void done_input(struct sw *w, unsigned i, int rv)
+/* "applied entry N: ..." (node.c's debug line for agree's APPLIED): the
+ * point to crash after an apply. */
+static bool applied_line(const char *text)
 {
-	CHECK(rv == 0);
-	drain(w, i);
+	return !strncmp(text, "applied entry ", 14);
 }
 
-/* Queue a message; raft messages may be duplicated. */
-static void send(struct sw *w, unsigned i, const struct imexd_agree_action *a,
-		 int kind)
+static void kernel_action(struct sw *w, unsigned i,
+			  const struct imexd_node_action *a)
 {
-	int to = node_of(w, a->to);
-	unsigned copies = 1, k;
+	struct sw_node *nd = &w->nodes[i];
+	int err;
 
-	CHECK(to >= 0);
-	if (kind == M_RAFT && sw_rand(w, 100) < w->cfg.dup_pct)
-		copies = 2;
-	for (k = 0; k < copies; k++) {
-		struct sw_msg *m = msg_new(w, i, (unsigned)to, kind);
-
-		m->data = a->data ? xdup(a->data, a->len) : NULL;
-		m->len = a->len;
-		m->tag = a->tag;
-		m->error = a->error;
-		m->index = a->index;
-		if (kind == M_REPLY) {
-			m->message = strdup(a->message);
-			CHECK(m->message);
-			if (a->def && a->def->name[0])
-				CHECK(!imexd_def_copy(&m->def, a->def));
-		}
+	if (nd->arm == SW_CRASH_BEFORE_KERNEL) {
+		sw_crash(w, i);
+		return;
 	}
+	err = kernel_step(w, i, a->type == IMEXD_NODE_KERNEL_REMOVE, a->def);
+	if (getenv("SIM_VERBOSE"))
+		fprintf(stderr, "%llu %s: kernel %s %s generation %llu: %d\n",
+			(unsigned long long)w->now, nd->name,
+			a->type == IMEXD_NODE_KERNEL_REMOVE ? "remove" : "set",
+			a->def->name, (unsigned long long)a->def->generation,
+			err);
+	if (err)
+		w->st.kernel_refused++;
+	kernel_check(w, i);
+	if (nd->arm == SW_CRASH_MID_RECONCILE) {
+		sw_crash(w, i);
+		return;
+	}
+	imexd_node_kernel_done(nd->node, w->now, err,
+			       err ? "refused by the simulated kernel" : NULL,
+			       nd->k, nd->nk);
 }
 
+/* Carry out node i's actions, as the daemon does; stops if it crashes. */
 static void drain(struct sw *w, unsigned i)
 {
 	struct sw_node *nd = &w->nodes[i];
-	struct imexd_agree_action a;
-	int err;
+	struct imexd_node_action a;
 
-	for (;;) {
-		const struct imexd_cons *cons = imexd_agree_cons(nd->ag);
+	while (nd->up) {
+		const struct imexd_cons *cons = sw_cons(w, i);
 
 		/* Before a DONE it may carry: a leader commits and answers in
 		 * the same input. */
 		if (cons)
 			sw_seen_commit(w, i, imexd_cons_commit(cons));
-		while (imexd_agree_next(nd->ag, &a)) {
-			switch (a.type) {
-			case IMEXD_AGREE_SEND:
-				send(w, i, &a, M_RAFT);
-				break;
-			case IMEXD_AGREE_FORWARD:
-				send(w, i, &a, M_FWD);
-				break;
-			case IMEXD_AGREE_REPLY:
-				send(w, i, &a, M_REPLY);
-				break;
-			case IMEXD_AGREE_DONE:
-				record_done(w, i, &a);
-				break;
-			case IMEXD_AGREE_KERNEL:
-				CHECK(!nd->kpending);
-				if (nd->arm == SW_CRASH_BEFORE_KERNEL) {
-					sw_crash(w, i);
-					return;
-				}
-				nd->kpending = true;
-				nd->ktype = a.step;
-				CHECK(!imexd_def_copy(&nd->kdef, a.def));
-				break;
-			case IMEXD_AGREE_APPLIED:
-				record_apply(w, i, &a);
-				if (nd->arm == SW_CRASH_AFTER_APPLY) {
-					sw_crash(w, i);
-					return;
-				}
-				break;
-			case IMEXD_AGREE_LOG:
-				if (a.level <= 3 && !strncmp(a.message, "raft server stopped", 19))
-					w->st.storage_stops++;
-				if (getenv("SIM_VERBOSE"))
-					fprintf(stderr, "%llu %s: %s\n",
-						(unsigned long long)w->now,
-						nd->name, a.message);
-				break;
-			case IMEXD_AGREE_STATE:
-				if (getenv("SIM_VERBOSE"))
-				{
-					char vs[256] = "";
-					unsigned q;
-					const struct imexd_cons *c = imexd_agree_cons(nd->ag);
-
-					for (q = 0; c && q < w->cfg.n; q++)
-						if (imexd_cons_role(c, imexd_cons_id(c, w->names[q])) == RAFT_VOTER)
-							snprintf(vs + strlen(vs), sizeof(vs) - strlen(vs), " %u", q);
-					fprintf(stderr, "%llu %s: state %d term %llu leader %s voters%s\n",
-						(unsigned long long)w->now, nd->name,
-						(int)a.state, (unsigned long long)a.term,
-						a.leader ? a.leader : "-", vs);
-				}
-				break;
-			}
-		}
-		if (!nd->kpending)
+		if (!imexd_node_next(nd->node, &a))
 			return;
-		err = kernel_step(w, i);
-		if (err)
-			w->st.kernel_refused++;
-		imexd_def_free(&nd->kdef);
-		nd->kpending = false;
-		kernel_check(w, i);
-		if (nd->arm == SW_CRASH_MID_RECONCILE) {
-			sw_crash(w, i);
-			return;
+		switch (a.type) {
+		case IMEXD_NODE_CONNECT:
+			net_connect(w, i, a.addr);
+			break;
+		case IMEXD_NODE_CLOSE:
+			if (conn_of(w, a.conn))
+				conn_kill(w, a.conn, conn_end(conn_of(w, a.conn), i,
+							      nd->restarts));
+			break;
+		case IMEXD_NODE_SEND:
+			net_send(w, i, &a);
+			break;
+		case IMEXD_NODE_CONN_BOUND:
+			break;
+		case IMEXD_NODE_KERNEL_SET:
+		case IMEXD_NODE_KERNEL_REMOVE:
+			kernel_action(w, i, &a);
+			break;
+		case IMEXD_NODE_KERNEL_STATUS:
+			kernel_status(w, i, a.status);
+			break;
+		case IMEXD_NODE_REQUEST_DONE:
+			record_done(w, i, &a);
+			break;
+		case IMEXD_NODE_IMPORT_DONE:
+		case IMEXD_NODE_IMPORT_CHECK:
+		case IMEXD_NODE_IMPORT_REVOKE:
+			break;
+		case IMEXD_NODE_LOG:
+			if (a.level <= 3 && strstr(a.text, "raft server stopped"))
+				w->st.storage_stops++;
+			if (getenv("SIM_VERBOSE"))
+				fprintf(stderr, "%llu %s: %s\n",
+					(unsigned long long)w->now, nd->name,
+					a.text);
+			if (applied_line(a.text) &&
+			    nd->arm == SW_CRASH_AFTER_APPLY)
+				sw_crash(w, i);
+			break;
 		}
-		CHECK(imexd_agree_kernel_done(nd->ag, w->now, err, nd->k,
-					      nd->nk) == 0);
 	}
 }
 
 void sw_restart(struct sw *w, unsigned i)
 {
 	struct sw_node *nd = &w->nodes[i];
-	struct imexd_agree_config ac = {
-		.roster = w->names,
-		.n_roster = w->cfg.n,
-		.self = nd->name,
-		.election_timeout_ms = w->cfg.et_ms,
-		.lost_voter_timeouts = 10,
-		.snapshot_threshold = w->cfg.snapshot_threshold,
-		.snapshot_trailing = w->cfg.snapshot_trailing,
-		.seed = w->cfg.seed * 7919u + i * 104729u + nd->restarts * 31u,
-	};
+	struct imexd_node_config nc;
 	struct imexd_raftlog_io io;
 	char note[IMEXD_RAFTLOG_MSG_MAX], err[IMEXD_RAFTLOG_MSG_MAX];
+	char msg[256] = "";
 
 	if (nd->up)
 		return;
@@ -465,39 +659,43 @@ void sw_restart(struct sw *w, unsigned i)
 			nd->name);
 	imexd_raftlog_close(nd->dead);
 	nd->dead = NULL;
-	ac.identity.uuid[0] = 0x10;
-	ac.identity.uuid[1] = (uint8_t)i;
-	ac.identity.uuid[2] = (uint8_t)(i >> 8);
-	memset(ac.identity.fabric_uuid, 0xfa, 16);
-	ac.identity.max_channels = w->cfg.max_channels;
 	imexd_raftlog_mem_io(nd->disk, &io);
 	if (imexd_raftlog_open(&nd->log, &io, note, sizeof(note), err,
 			       sizeof(err))) {
 		sw_violation(w, "%s: storage does not load: %s", nd->name, err);
 		return;
 	}
-	if (getenv("SIM_VERBOSE")) {
-		struct raft_buffer sd;
-		const struct raft_snapshot_metadata *sm =
-			imexd_raftlog_snapshot(nd->log, &sd);
-		char vs[128] = "";
-		unsigned q;
-
-		for (q = 0; sm && q < sm->configuration.n; q++)
-			if (sm->configuration.servers[q].role == RAFT_VOTER)
-				snprintf(vs + strlen(vs), sizeof(vs) - strlen(vs),
-					 " %llu", sm->configuration.servers[q].id - 1);
-		fprintf(stderr, "%llu %s: disk: snapshot %llu (conf %llu:%s), entries %llu..%llu\n",
-			(unsigned long long)w->now, nd->name,
-			sm ? (unsigned long long)sm->index : 0ULL,
-			sm ? (unsigned long long)sm->configuration_index : 0ULL, vs,
-			(unsigned long long)imexd_raftlog_start_index(nd->log),
-			(unsigned long long)imexd_raftlog_last_index(nd->log));
+	memset(&nc, 0, sizeof(nc));
+	snprintf(nc.name, sizeof(nc.name), "%s", nd->name);
+	nc.node_uuid[0] = 0x10;
+	nc.node_uuid[1] = (uint8_t)i;
+	nc.node_uuid[2] = (uint8_t)(i >> 8);
+	nc.epoch = (uint64_t)nd->restarts << 32 | (i + 1);
+	nc.max_channels = w->cfg.max_channels;
+	memset(nc.fabric_uuid, 0xfa, 16);
+	nc.roster = w->roster;
+	nc.n_roster = w->cfg.n;
+	nc.log = nd->log;
+	nc.heartbeat_ms = w->cfg.heartbeat_ms ? w->cfg.heartbeat_ms :
+			  2 * w->cfg.et_ms;
+	nc.miss_count = 3;
+	nc.grace_ms = 300ll * w->cfg.et_ms;
+	nc.election_timeout_ms = w->cfg.et_ms;
+	nc.snapshot_threshold = w->cfg.snapshot_threshold;
+	nc.snapshot_trailing = w->cfg.snapshot_trailing;
+	/* Reconnects at the pace of the election timeout (ms). */
+	nc.backoff_min_ms = w->cfg.et_ms / 2;
+	nc.backoff_max_ms = 3 * w->cfg.et_ms;
+	nc.seed = w->cfg.seed * 7919u + i * 104729u + nd->restarts * 31u;
+	if (imexd_node_new(&nc, &nd->node, msg, sizeof(msg))) {
+		fprintf(stderr, "sim: %s: %s (IMEX_SEED=%u)\n", nd->name, msg,
+			w->cfg.seed);
+		abort();
 	}
-	ac.log = nd->log;
-	CHECK(imexd_agree_new(&ac, &nd->ag) == 0);
+	imexd_node_set_applied_hook(nd->node, record_apply, nd);
 	nd->up = true;
-	done_input(w, i, imexd_agree_start(nd->ag, w->now, nd->k, nd->nk));
+	CHECK(imexd_node_start(nd->node, w->now, nd->k, nd->nk) == 0);
+	drain(w, i);
 }
 
 void sw_disk_full(struct sw *w, unsigned i, bool full)
@@ -529,9 +727,9 @@ int sw_leader(struct sw *w)
 	unsigned i;
 
 	for (i = 0; i < w->cfg.n; i++) {
-		const struct imexd_cons *c;
+		const struct imexd_cons *c = sw_cons(w, i);
 
-		if (!w->nodes[i].up || !(c = imexd_agree_cons(w->nodes[i].ag)))
+		if (!c)
 			continue;
 		if (imexd_cons_state(c) == RAFT_LEADER &&
 		    imexd_cons_term(c) > best) {
@@ -542,7 +740,19 @@ int sw_leader(struct sw *w)
 	return l;
 }
 
-struct sw_req *sw_request(struct sw *w, unsigned i, const struct imexd_cmd *cmd)
+static uint8_t cmd_type(uint32_t cmd)
+{
+	switch (cmd) {
+	case IMEX_CMD_DOMAIN_CREATE:	return IMEXD_CMD_DOMAIN_CREATE;
+	case IMEX_CMD_DOMAIN_DELETE:	return IMEXD_CMD_DOMAIN_DELETE;
+	case IMEX_CMD_CHANNEL_ALLOC:	return IMEXD_CMD_CHANNEL_ALLOC;
+	case IMEX_CMD_CHANNEL_FREE:	return IMEXD_CMD_CHANNEL_FREE;
+	case IMEX_CMD_MEMBER_EVICT:	return IMEXD_CMD_MEMBER_EVICT;
+	default:			return 0;
+	}
+}
+
+struct sw_req *sw_request(struct sw *w, unsigned i, struct imexd_request *req)
 {
 	struct sw_req *r;
 
@@ -555,64 +765,109 @@ struct sw_req *sw_request(struct sw *w, unsigned i, const struct imexd_cmd *cmd)
 	w->reqs[w->n_reqs++] = r;
 	r->tag = w->n_reqs;
 	r->node = i;
-	r->type = cmd->type;
+	r->type = cmd_type(req->cmd);
 	r->t_enter = w->now;
 	r->partition = w->epoch;
-	done_input(w, i, imexd_agree_request(w->nodes[i].ag, w->now, cmd,
-					     r->tag));
+	req->req_id = r->tag;
+	imexd_node_request(w->nodes[i].node, w->now, req);
+	drain(w, i);
 	return r;
 }
 
 /* ---- the event loop ------------------------------------------------------ */
 
-static void deliver(struct sw *w, size_t k)
+static void deliver_msg(struct sw *w, struct sw_ev *e, struct sw_conn *c,
+			int end)
 {
-	struct sw_msg m = w->msgs[k];
-	struct sw_node *nd = &w->nodes[m.to];
+	unsigned from = end ? c->a : c->b;
+	struct imexd_msg msg;
+	const char *why = NULL;
+	int rv;
 
-	w->msgs[k] = w->msgs[--w->n_msgs];
-	if (nd->up && !link_down(w, m.from, m.to, m.kind)) {
-		int rv = 0;
-
-		if (m.kind == M_RAFT)
-			rv = imexd_agree_receive(nd->ag, w->now, w->names[m.from],
-						 m.data, m.len);
-		else if (m.kind == M_FWD)
-			rv = imexd_agree_forwarded(nd->ag, w->now,
-						   w->names[m.from], m.tag,
-						   m.data, m.len);
-		else
-			rv = imexd_agree_reply(nd->ag, w->now, w->names[m.from],
-					       m.tag, m.error, m.message,
-					       &m.def, m.index, NULL, 0);
-		done_input(w, m.to, rv);
+	rv = imexd_msg_decode(e->frame, e->len, &msg, &why);
+	if (rv) {
+		fprintf(stderr, "sim: %s sent a frame that does not decode: %s (IMEX_SEED=%u)\n",
+			w->names[from], why ? why : "?", w->cfg.seed);
+		abort();
 	}
-	msg_free(&m);
+	if (parted(w, from, e->to) && w->cfg.leak_requests) {
+		/* Self-test: all but raft traffic crosses. */
+		if (msg.type == IMEXD_MSG_RAFT) {
+			imexd_msg_free(&msg);
+			return;
+		}
+	} else if (link_down(w, from, e->to)) {
+		imexd_msg_free(&msg);
+		w->st.resets++;
+		conn_kill(w, e->conn, -1);
+		return;
+	}
+	w->st.delivered++;
+	if (msg.type == IMEXD_MSG_RAFT)
+		w->st.raft_msgs++;
+	imexd_node_msg(w->nodes[e->to].node, w->now, e->conn, &msg);
+	imexd_msg_free(&msg);
+	drain(w, e->to);
+}
+
+static void deliver(struct sw *w, struct sw_ev *e)
+{
+	struct sw_node *nd = &w->nodes[e->to];
+	struct sw_conn *c = conn_of(w, e->conn);
+	int end = c ? conn_end(c, e->to, e->inst) : -1;
+
+	if (!nd->up || nd->restarts != e->inst)
+		return;
+	switch (e->kind) {
+	case EV_FAILED:
+		imexd_node_conn_failed(nd->node, w->now, e->addr);
+		break;
+	case EV_UP:
+		CHECK(end >= 0);
+		if (c->dead) {
+			/* It ended before it opened: a failed dial. */
+			if (e->outbound)
+				imexd_node_conn_failed(nd->node, w->now, e->addr);
+			else
+				return;
+			break;
+		}
+		c->open[end] = true;
+		imexd_node_conn_up(nd->node, w->now, e->conn, e->addr,
+				   e->outbound, NULL);
+		break;
+	case EV_DOWN:
+		if (end < 0 || !c->open[end])
+			return;
+		c->open[end] = false;
+		imexd_node_conn_down(nd->node, w->now, e->conn);
+		break;
+	case EV_MSG:
+		if (end < 0 || c->dead || !c->open[end])
+			return;
+		deliver_msg(w, e, c, end);
+		return;
+	}
+	drain(w, e->to);
 }
 
 static bool step_once(struct sw *w, uint64_t t)
 {
-	uint64_t best = UINT64_MAX, best_seq = UINT64_MAX;
-	size_t which = 0, j;
+	uint64_t best = UINT64_MAX;
+	size_t which = 0;
 	bool msg = false;
 	unsigned i;
 
-	for (j = 0; j < w->n_msgs; j++) {
-		const struct sw_msg *m = &w->msgs[j];
-
-		if (m->due < best || (m->due == best && m->seq < best_seq)) {
-			best = m->due;
-			best_seq = m->seq;
-			msg = true;
-			which = j;
-		}
+	if (w->n_evs) {
+		best = w->evs[0].due;
+		msg = true;
 	}
 	for (i = 0; i < w->cfg.n; i++) {
 		uint64_t to;
 
 		if (!w->nodes[i].up)
 			continue;
-		to = imexd_agree_timeout(w->nodes[i].ag);
+		to = imexd_node_deadline(w->nodes[i].node);
 		if (to < w->now)
 			to = w->now;
 		if (to < best) {
@@ -632,11 +887,15 @@ static bool step_once(struct sw *w, uint64_t t)
 			which, w->cfg.seed);
 		abort();
 	}
-	if (msg)
-		deliver(w, which);
-	else
-		done_input(w, (unsigned)which,
-			   imexd_agree_tick(w->nodes[which].ag, w->now));
+	if (msg) {
+		struct sw_ev e = ev_pop(w);
+
+		deliver(w, &e);
+		free(e.frame);
+	} else {
+		imexd_node_timer(w->nodes[which].node, w->now);
+		drain(w, (unsigned)which);
+	}
 	return true;
 }
 
@@ -680,11 +939,19 @@ struct sw *sw_new(const struct sw_config *cfg)
 		abort();
 	w->cfg = *cfg;
 	w->rng = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)cfg->seed << 7);
+	w->roster = calloc(cfg->n, sizeof(*w->roster));
+	CHECK(w->roster);
 	for (i = 0; i < cfg->n; i++) {
 		struct sw_node *nd = &w->nodes[i];
 
 		snprintf(nd->name, sizeof(nd->name), "n%03u", i);
+		nd->w = w;
+		nd->idx = i;
 		w->names[i] = nd->name;
+		snprintf(w->roster[i].name, sizeof(w->roster[i].name), "%s",
+			 nd->name);
+		addr_of(w->roster[i].addr, sizeof(w->roster[i].addr), i,
+			IMEXD_DEFAULT_PORT);
 		nd->disk = imexd_raftlog_mem_new();
 		CHECK(nd->disk);
 	}
@@ -692,8 +959,7 @@ struct sw *sw_new(const struct sw_config *cfg)
 		sw_restart(w, i);
 	/* The checker reads raft ids as node index + 1 (sorted names). */
 	for (i = 0; i < cfg->n; i++)
-		CHECK(imexd_cons_id(imexd_agree_cons(w->nodes[0].ag),
-				    w->names[i]) == i + 1);
+		CHECK(imexd_cons_id(sw_cons(w, 0), w->names[i]) == i + 1);
 	return w;
 }
 
@@ -711,10 +977,13 @@ void sw_free(struct sw *w)
 		for (j = 0; j < nd->nk; j++)
 			imexd_def_free(&nd->k[j]);
 		free(nd->k);
+		free(nd->st);
 	}
-	for (j = 0; j < w->n_msgs; j++)
-		msg_free(&w->msgs[j]);
-	free(w->msgs);
+	for (j = 0; j < w->n_evs; j++)
+		free(w->evs[j].frame);
+	free(w->evs);
+	free(w->conns);
+	free(w->roster);
 	for (j = 0; j < w->n_chosen; j++)
 		free(w->chosen[j].data);
 	free(w->chosen);

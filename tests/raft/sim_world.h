@@ -1,15 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A deterministic world for agree nodes (imexd/agree.h): N nodes n000..,
- * each an agree part on a raftlog over a memory disk
- * (imexd_raftlog_mem_*) and a simulated kernel; a network with latency,
- * jitter (reordering), duplicated raft messages, partitions and one-way
- * cuts; crashes at chosen steps and restarts from the memory disk;
- * disk-full on a node.  One seeded RNG and a virtual clock (ms).
+ * A deterministic world of whole node cores (imexd/node.h), driven as
+ * imexd/daemon.c drives one: N nodes n000.. at "n000:50100".., each an
+ * imexd_node (peers, agree, health, broker) on a raftlog over a memory
+ * disk (imexd_raftlog_mem_*), with the roster of all N, a new epoch at
+ * every restart, and a simulated kernel.  One seeded RNG and a virtual
+ * clock (ms).
+ *
+ * The network carries connections, as TCP does: a node's CONNECT opens
+ * one to the addressed node (or fails: conn_failed), both ends get
+ * conn_up; SEND frames arrive as bytes in order within a connection and
+ * are decoded with imexd_msg_decode() (the real wire codec); CLOSE, a
+ * crash or a fault ends it (conn_down at the surviving end).  Faults:
+ * latency and jitter (frames reorder across connections, never within
+ * one); a connection reset on a frame (break_pm per mille: that frame and
+ * those in flight are lost, as a drop or a duplicate would force; the
+ * peers reconnect); partitions and one-way cuts (no dial crosses them; a
+ * frame meeting one resets its connection); crashes at chosen steps and
+ * restarts from the memory disk; disk-full on a node.
  *
  * The simulated kernel refuses what imex.ko refuses: a channel in two
  * domains, a name on two UUIDs, a domain not naming the node.  After every
- * kernel step the world checks that no channel is in two domains.
+ * kernel step the world checks that no channel is in two domains, and it
+ * answers every step with imexd_node_kernel_done() and its domains.  It
+ * keeps the last health status pushed for each domain (KERNEL_STATUS).
  *
  * The history checker records every applied entry (index -> bytes: a
  * different command at the same index anywhere is a violation) and every
@@ -17,7 +31,8 @@
  * every node holds the same table, equal to a replay of the committed
  * entries in which every acknowledged request has the outcome it was
  * acknowledged with, and that every member's kernel holds exactly the
- * committed definition of each domain naming it.
+ * committed definition of each domain naming it, and that its last
+ * pushed status for it is READY at the committed generation.
  *
  * Every acknowledged mutation (DONE with error 0 at the node it entered)
  * is checked when it is acknowledged: its entry (index, term) must be on
@@ -41,6 +56,7 @@
 #include <stdint.h>
 
 #include "agree.h"
+#include "node.h"
 
 #define SW_NODES_MAX 160
 
@@ -56,13 +72,16 @@ struct sw_config {
 	unsigned n;
 	unsigned seed;
 	unsigned et_ms;		/* election timeout */
-	unsigned latency_ms, jitter_ms, dup_pct;
+	unsigned latency_ms, jitter_ms;
+	unsigned break_pm;	/* connection resets per 1000 frames */
+	unsigned heartbeat_ms;	/* health; 0: 2 election timeouts */
 	unsigned max_channels;	/* each node's NODE_SET */
 	unsigned snapshot_threshold, snapshot_trailing;
 	bool quiet;		/* no per-violation detail */
 	/* Checker self-tests: break the world so that a check must fail. */
 	bool selftest;		/* violations are expected (said so) */
-	bool leak_requests;	/* FORWARD and REPLY cross partitions */
+	bool leak_requests;	/* connections survive partitions and
+				 * carry all but raft frames across */
 };
 
 /* A request entered at a node and what became of it. */
@@ -80,6 +99,14 @@ struct sw_req {
 };
 
 struct sw;
+
+/* The last health status the node pushed to its kernel for a domain. */
+struct sw_status {
+	uint8_t uuid[16];
+	uint32_t state;
+	uint64_t generation;
+};
+
 
 struct sw *sw_new(const struct sw_config *cfg);
 void sw_free(struct sw *w);
@@ -101,7 +128,8 @@ bool sw_run_pred(struct sw *w, uint64_t ms, bool (*pred)(struct sw *w));
 
 /* Nodes (0-based). */
 bool sw_up(const struct sw *w, unsigned i);
-struct imexd_agree *sw_agree(struct sw *w, unsigned i);
+struct imexd_node *sw_node(struct sw *w, unsigned i);
+const struct imexd_fsm *sw_fsm(struct sw *w, unsigned i);
 void sw_crash(struct sw *w, unsigned i);
 void sw_restart(struct sw *w, unsigned i);
 void sw_arm(struct sw *w, unsigned i, enum sw_crash_point p);
@@ -110,6 +138,8 @@ void sw_disk_full(struct sw *w, unsigned i, bool full);
 /* Self-test only: crash node i and give it an empty disk (a disk that
  * lost what it had acknowledged: outside what raft survives). */
 void sw_disk_lose(struct sw *w, unsigned i);
+/* Node i's raft log (NULL while down). */
+const struct imexd_raftlog *sw_log(const struct sw *w, unsigned i);
 /* The node's kernel domains. */
 const struct imexd_def *sw_kernel(const struct sw *w, unsigned i, size_t *n);
 /* The leader (highest term among up nodes), -1 if none. */
@@ -120,8 +150,13 @@ void sw_partition(struct sw *w, const bool *side);
 void sw_cut(struct sw *w, unsigned from, unsigned to, bool cut);
 void sw_heal(struct sw *w);
 
-/* Enter a request at node i; returns its record (stable until sw_free). */
-struct sw_req *sw_request(struct sw *w, unsigned i, const struct imexd_cmd *cmd);
+/* Enter a request at node i (its req_id is set here); returns its record
+ * (stable until sw_free), NULL if the node is down. */
+struct sw_req *sw_request(struct sw *w, unsigned i, struct imexd_request *req);
+/* The last status node i pushed to its kernel for domain @uuid, NULL if
+ * none since it started. */
+const struct sw_status *sw_status_of(const struct sw *w, unsigned i,
+				     const uint8_t uuid[16]);
 size_t sw_nreqs(const struct sw *w);
 struct sw_req *sw_req_at(struct sw *w, size_t k);
 
@@ -133,7 +168,7 @@ unsigned sw_check_final(struct sw *w);
 
 /* Figures. */
 struct sw_stats {
-	unsigned long msgs, applied, acked, failed, crashes, kernel_steps,
+	unsigned long msgs, delivered, raft_msgs, conns, resets, applied, acked, failed, crashes, kernel_steps,
 		kernel_refused, storage_stops;
 	unsigned long bad_acks;	/* acknowledgements the check refused */
 };

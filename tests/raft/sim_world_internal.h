@@ -18,35 +18,47 @@
 		}                                                         \
 	} while (0)
 
-enum { M_RAFT = 1, M_FWD, M_REPLY };
+/* A network event: a connection's end opened (UP), a dial that failed
+ * (FAILED), a connection's end closed (DOWN), or a frame (MSG). */
+enum { EV_UP = 1, EV_FAILED, EV_DOWN, EV_MSG };
 
-struct sw_msg {
+struct sw_ev {
 	uint64_t due, seq;
-	unsigned from, to;
 	int kind;
-	uint8_t *data;
+	unsigned to, inst;	/* node and its instance it is for */
+	uint64_t conn;
+	bool outbound;
+	uint8_t *frame;
 	size_t len;
-	uint64_t tag, index;
-	int error;
-	char *message;
-	struct imexd_def def;
+	char addr[32];
+};
+
+/* A simulated TCP connection: dialled by node a, accepted by node b (at
+ * their instances ia, ib); frames in each direction keep their order. */
+struct sw_conn {
+	unsigned a, b, ia, ib;
+	bool dead;
+	bool open[2];		/* UP delivered at a (0), b (1) */
+	uint64_t last_due[2];	/* the latest frame due at a (0), b (1) */
 };
 
 struct sw_node {
+	struct sw *w;
+	unsigned idx;
 	char name[16];
 	struct imexd_raftlog_mem *disk;
 	struct imexd_raftlog *log;
 	/* While down: the log as it was when the node went down, which is
 	 * what its disk durably holds (an append returns after the sync). */
 	struct imexd_raftlog *dead;
-	struct imexd_agree *ag;
-	bool up, full, kpending;
+	struct imexd_node *node;
+	bool up, full;
 	enum sw_crash_point arm;
-	unsigned restarts;
+	unsigned restarts;	/* also the instance */
 	struct imexd_def *k;
 	size_t nk;
-	enum imexd_rec_type ktype;
-	struct imexd_def kdef;
+	struct sw_status *st;
+	size_t nst;
 };
 
 struct sw_chosen {
@@ -81,8 +93,11 @@ struct sw {
 	bool cut[SW_NODES_MAX][SW_NODES_MAX];
 	bool side[SW_NODES_MAX];
 	unsigned epoch, epochs;
-	struct sw_msg *msgs;
-	size_t n_msgs, cap_msgs;
+	struct sw_ev *evs;	/* a heap by (due, seq) */
+	size_t n_evs, cap_evs;
+	struct sw_conn *conns;	/* by connection id - 1 */
+	size_t n_conns, cap_conns;
+	struct imexd_roster_node *roster;
 	struct sw_chosen *chosen;	/* by index */
 	size_t n_chosen;
 	struct sw_commit *commits;	/* by index */
@@ -100,5 +115,7 @@ struct sw {
  * and when i applies @index), and the check of an acknowledgement. */
 void sw_seen_commit(struct sw *w, unsigned i, uint64_t index);
 void sw_check_ack(struct sw *w, const struct sw_req *r);
+/* Read views of node i (up). */
+const struct imexd_cons *sw_cons(const struct sw *w, unsigned i);
 
 #endif /* SIM_WORLD_INTERNAL_H */
