@@ -432,6 +432,12 @@ void node_pump(struct imexd_node *n)
 			on_broker(n, &ba);
 			more = true;
 		}
+		if (!more && n->n_parked) {
+			size_t before = n->n_parked;
+
+			node_parked_release(n);
+			more = n->n_parked != before;
+		}
 	} while (more);
 }
 

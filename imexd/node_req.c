@@ -512,26 +512,38 @@ void node_park(struct imexd_node *n, struct node_out *o, uint64_t index)
 	n->n_out--;		/* @o was the queue's last entry */
 }
 
-static bool park_done(const struct imexd_node *n, const struct node_parked *p)
+/*
+ * Shown: the kernel holds the domain at the change's index or later (or no
+ * longer holds it after a delete), or the kernel matches a table that has
+ * applied the change, which a later change may have superseded.
+ */
+static bool park_done(const struct imexd_node *n, const struct node_parked *p,
+		      int *converged)
 {
 	const struct imexd_def *k = kernel_find(n, p->uuid);
+	const struct imexd_fsm *fsm = node_fsm(n);
 
 	if (n->now >= p->deadline)
 		return true;
-	if (p->deleted)
-		return !k;
-	return k && k->generation >= p->index;
+	if (p->deleted ? !k : k && k->generation >= p->index)
+		return true;
+	if (!fsm || imexd_fsm_last_index(fsm) < p->index)
+		return false;
+	if (*converged < 0)	/* a plan: once per release */
+		*converged = imexd_agree_reconciled(n->agree);
+	return *converged;
 }
 
 void node_parked_release(struct imexd_node *n)
 {
 	struct node_out *o;
+	int converged = -1;
 	size_t i = 0;
 
 	while (i < n->n_parked) {
 		struct node_parked *p = &n->parked[i];
 
-		if (!park_done(n, p)) {
+		if (!park_done(n, p, &converged)) {
 			i++;
 			continue;
 		}
