@@ -215,7 +215,12 @@ static void imex_set_apply(struct imex_set *st, u64 generation)
 		d->self = st->self;
 		st->members = NULL;
 		d->set_generation = generation;
-		d->state = IMEX_DOMAIN_READY;	/* its manager keeps it */
+		/*
+		 * Its manager pushes the health it sees; until then a domain
+		 * with other members is not known to be READY there.
+		 */
+		d->state = d->nmembers > 1 ? IMEX_DOMAIN_DEGRADED :
+					     IMEX_DOMAIN_READY;
 		imex_domain_link(d);
 		imex_notify_domain(IMEX_CMD_DOMAIN_NEW, d);
 	} else {

@@ -44,10 +44,11 @@ OWN="sh $OUT/own.sh"
 SNAP=". tests/vm/lib.sh; . tests/kmod/common.sh; state_snapshot"
 
 # Create, refusals that change nothing, channels held by another domain.
+# A new domain with another member is DEGRADED until the manager says.
 $NL -f - > "$OUT/create.log" 2>&1 <<SCRIPT || fail "create: $(cat "$OUT/create.log")"
 attach
 set $SETA members=$NODE,peer1 gen=5 channels=1-3 uid=1000 gid=1000 mode=0640
-sh $DOM da state=2 nchannels=3 setgen=5 ids=1,2,3 member=$NODE member=peer1
+sh $DOM da state=3 nchannels=3 setgen=5 ids=1,2,3 member=$NODE member=peer1
 sh $OWN 1 1000 1000 crw-r-----
 sh $OWN 3 1000 1000 crw-r-----
 set name=db uuid=$UB fabric=$FABRIC members=$NODE gen=1 channels=10
