@@ -448,7 +448,12 @@ void node_domains_refresh(struct imexd_node *n)
 		for (m = 0; m < defs[i]->nmembers; m++) {
 			const char *name = defs[i]->members[m].name;
 
+			/* Not one it knew: a reset of a known peer's state
+			 * would show a dead node connected till it is missed
+			 * again (its TCP connection outlives it). */
 			if (strcmp(name, n->cfg.name) &&
+			    imexd_health_peer_state(n->health, name) ==
+			    IMEX_MEMBER_NEVER_CONNECTED &&
 			    imexd_peers_connected(n->peers, name))
 				imexd_health_peer_up(n->health, n->now, name);
 		}
