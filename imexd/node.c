@@ -339,6 +339,13 @@ static void on_health(struct imexd_node *n,
 		break;
 	case IMEXD_HEALTH_PEER_LOST:
 		imexd_broker_peer_lost(n->broker, n->now, ha->to, node_fsm(n));
+		/* Back (heartbeats on the connection it kept) before the
+		 * verdict was drained: its imports went, new ones may come. */
+		if (imexd_health_peer_state(n->health, ha->to) ==
+		    IMEX_MEMBER_CONNECTED &&
+		    imexd_peers_connected(n->peers, ha->to))
+			imexd_broker_peer_up(n->broker, n->now, ha->to, false,
+					     node_fsm(n));
 		break;
 	case IMEXD_HEALTH_LOG:
 		node_log(n, ha->level, "%s", ha->text);

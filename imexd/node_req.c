@@ -316,9 +316,20 @@ void node_route(struct imexd_node *n, const char *from,
 		const struct imexd_msg *m)
 {
 	switch (m->type) {
-	case IMEXD_MSG_HEARTBEAT:
+	case IMEXD_MSG_HEARTBEAT: {
+		uint8_t was = imexd_health_peer_state(n->health, from);
+
 		imexd_health_heartbeat(n->health, n->now, from, m);
+		/* Lost past its grace (hung) but its connection held: the
+		 * transport reports no PEER_UP, so the broker hears it here. */
+		if (was == IMEX_MEMBER_DISCONNECTED &&
+		    imexd_health_peer_state(n->health, from) ==
+		    IMEX_MEMBER_CONNECTED &&
+		    imexd_peers_connected(n->peers, from))
+			imexd_broker_peer_up(n->broker, n->now, from, false,
+					     node_fsm(n));
 		break;
+	}
 	case IMEXD_MSG_RAFT:
 		node_ag(n, imexd_agree_receive(n->agree, n->now, from,
 					       m->u.raft.data, m->u.raft.len),
