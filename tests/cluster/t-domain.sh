@@ -120,7 +120,7 @@ echo "# restart -> job3 READY on all took $(echo "$(cluster_now) - $t0" | bc) s"
 # create from node2 that succeeds is a barrier: it is committed after any
 # entry of job4 that survives, so past it job4 is settled, and it must be
 # all or nothing: READY on every member, or on none.
-node_run 1 "$I domain create job4 --nodes $NODES --channels 1 --timeout 10 & sleep 0.05; $N kill9; wait"
+node_run 1 "$I domain create job4 --nodes $NODES --channels 1 --timeout 3 & sleep 0.02; $N kill9; wait"
 t_check "node1: imexd restarted after kill -9" node_run 1 $N start
 t_check "node2: create job5 (the barrier)" \
 	node_run 2 $I domain create job5 --nodes "$NODES" --channels 1 --timeout 30

@@ -59,12 +59,12 @@ done
 phase "partition -> DEGRADED"
 
 # The minority: every mutation fails within its timeout, saying why.
-out=$(node_run 1 $I domain evict big node3 --timeout 5 2>&1)
+out=$(node_run 1 $I domain evict big node3 --timeout 20 2>&1)
 rc=$?
 echo "$out"
 [ $rc != 0 ] && echo "$out" | grep -q "no quorum" &&
 	t_ok "minority: evict fails with no quorum" || t_fail "minority evict: rc=$rc"
-out=$(node_run 2 $I domain create minor --nodes node1,node2 --channels 1 --timeout 5 2>&1)
+out=$(node_run 2 $I domain create minor --nodes node1,node2 --channels 1 --timeout 20 2>&1)
 rc=$?
 echo "$out"
 [ $rc != 0 ] && echo "$out" | grep -q "no quorum" &&
