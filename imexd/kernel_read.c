@@ -295,11 +295,10 @@ static int req_members(struct accepted *a, struct nlattr *attr)
 			return -EBADMSG;
 		}
 		kernel_get_str(mb->name, sizeof(mb->name), mt[IMEX_A_MEMBER_ENTRY_NAME]);
-		/* No address: the name is the host name to connect to. */
+		/* No address: NODES_FILE gives it (the node checks one that
+		 * is given against it). */
 		if (mt[IMEX_A_MEMBER_ADDR] && nla_len(mt[IMEX_A_MEMBER_ADDR]) > 1)
 			kernel_get_str(mb->addr, sizeof(mb->addr), mt[IMEX_A_MEMBER_ADDR]);
-		else
-			snprintf(mb->addr, sizeof(mb->addr), "%s", mb->name);
 		req->nmembers++;
 	}
 	return 0;

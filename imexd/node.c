@@ -350,6 +350,13 @@ static void on_health(struct imexd_node *n,
 		break;
 	case IMEXD_HEALTH_PEER_LOST:
 		imexd_broker_peer_lost(n->broker, n->now, ha->to, node_fsm(n));
+		/* Back (heartbeats on the connection it kept) before the
+		 * verdict was drained: its imports went, new ones may come. */
+		if (imexd_health_peer_state(n->health, ha->to) ==
+		    IMEX_MEMBER_CONNECTED &&
+		    imexd_peers_connected(n->peers, ha->to))
+			imexd_broker_peer_up(n->broker, n->now, ha->to, false,
+					     node_fsm(n));
 		break;
 	case IMEXD_HEALTH_LOG:
 		node_log(n, ha->level, "%s", ha->text);
@@ -522,8 +529,8 @@ void imexd_node_timer(struct imexd_node *n, uint64_t now)
 		imexd_health_timer(n->health, now);
 	if (imexd_broker_deadline(n->broker) <= now)
 		imexd_broker_timer(n->broker, now);
-	node_parked_release(n);
 	node_pump(n);
+	node_parked_release(n);
 }
 
 static uint64_t min64(uint64_t a, uint64_t b)
@@ -614,8 +621,11 @@ void imexd_node_kernel_done(struct imexd_node *n, uint64_t now, int error,
 	node_applied_refresh(n);
 	node_ag(n, imexd_agree_kernel_done(n->agree, now, error, kernel,
 					   nkernel), "a kernel step");
-	node_parked_release(n);
+	/* Health's status for what the kernel now holds goes first: the
+	 * kernel shows a fresh domain READY until its manager says what it
+	 * is, and the caller reads the state as soon as the answer comes. */
 	node_pump(n);
+	node_parked_release(n);
 }
 
 void imexd_node_import(struct imexd_node *n, uint64_t now,

@@ -318,9 +318,20 @@ void node_route(struct imexd_node *n, const char *from,
 		const struct imexd_msg *m)
 {
 	switch (m->type) {
-	case IMEXD_MSG_HEARTBEAT:
+	case IMEXD_MSG_HEARTBEAT: {
+		uint8_t was = imexd_health_peer_state(n->health, from);
+
 		imexd_health_heartbeat(n->health, n->now, from, m);
+		/* Lost past its grace (hung) but its connection held: the
+		 * transport reports no PEER_UP, so the broker hears it here. */
+		if (was == IMEX_MEMBER_DISCONNECTED &&
+		    imexd_health_peer_state(n->health, from) ==
+		    IMEX_MEMBER_CONNECTED &&
+		    imexd_peers_connected(n->peers, from))
+			imexd_broker_peer_up(n->broker, n->now, from, false,
+					     node_fsm(n));
 		break;
+	}
 	case IMEXD_MSG_RAFT:
 		node_ag(n, imexd_agree_receive(n->agree, n->now, from,
 					       m->u.raft.data, m->u.raft.len),
@@ -450,7 +461,12 @@ void node_domains_refresh(struct imexd_node *n)
 		for (m = 0; m < defs[i]->nmembers; m++) {
 			const char *name = defs[i]->members[m].name;
 
+			/* Not one it knew: a reset of a known peer's state
+			 * would show a dead node connected till it is missed
+			 * again (its TCP connection outlives it). */
 			if (strcmp(name, n->cfg.name) &&
+			    imexd_health_peer_state(n->health, name) ==
+			    IMEX_MEMBER_NEVER_CONNECTED &&
 			    imexd_peers_connected(n->peers, name))
 				imexd_health_peer_up(n->health, n->now, name);
 		}

@@ -234,6 +234,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	uid_t uid;
 	gid_t gid;
 	int rc = -1, err;
+	bool created = false;
 
 	(void)ac;
 	(void)av;
@@ -295,6 +296,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 			prolog_fail(job_id, "%s", imexctl_errmsg(ctx));
 			goto out;
 		}
+		created = !err;
 	}
 	err = imexctl_domain_wait(ctx, name, IMEXCTL_DOMAIN_READY,
 				  (int)timeout_s * 1000, NULL);
@@ -312,6 +314,15 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		else
 			prolog_fail(job_id, "waiting for IMEX domain %s: %s", name, why);
 		imexctl_domain_free(d);
+		/* Made, but never READY (a member's imexd is down): the
+		 * domain is committed and would stay until an epilog that
+		 * Slurm may not run; the job fails here, so it goes now. */
+		if (created)
+			err = imexctl_domain_delete(ctx, name,
+						    (int)timeout_s * 1000);
+		if (created && err && err != -ENOENT)
+			slurm_error("imex: job %" PRIu32 ": deleting IMEX domain %s after the failed prolog: %s",
+				    job_id, name, imexctl_errmsg(ctx));
 		goto out;
 	}
 	err = imexctl_cdi_generate(ctx, name, NULL, 0, name, NULL, NULL);

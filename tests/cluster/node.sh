@@ -8,7 +8,9 @@
 #                                 (ready, degraded, down, gone)
 #   node.sh matrix-connected NAME every member sees every other
 #   node.sh dead                  the daemon has exited (bounded wait)
-#   node.sh no-changes SECS       bounded wait until no channel is reserved
+#   node.sh def NAME              the domain as this kernel holds it, on one
+#                                 line ("none" if it does not), to compare
+#                                 across nodes
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
 cd "$(dirname "$0")/../.." || exit 2
@@ -83,11 +85,16 @@ matrix-connected)
 		m && NF { n++; for (i = 3; i <= NF; i++) if ($i != "C" && $i != "-") bad++ }
 		END { exit !(n > 0 && !bad) }'
 	;;
+def)
+	d=$($NL domain name="$1" 2>/dev/null) || { echo none; exit 0; }
+	echo "$d" | tr ' ' '\n' |
+		sed -n 's/^\(uuid\|setgen\|members\)=.*/&/p; s/^member=\([^@:]*\).*/member=\1/p' |
+		tr '\n' ' '
+	echo "channels=$($NL channels | grep " name=$1 " |
+		sed 's/.* channel=\([0-9]*\) .*/\1/' | sort -n | tr '\n' ,)"
+	;;
 dead)
 	wait_for 10 sh -c "! kill -0 $(cat "$run/imexd.pid") 2>/dev/null"
-	;;
-no-changes)
-	wait_for "$1" sh -c "! $NL channels | grep -q 'chstate=0 '"
 	;;
 *)
 	fail "node.sh: unknown command $cmd"

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * node (the dispatcher), one node, no roster: the order of what it asks of
+ * the kernel and the caller.  The kernel shows a domain it has just been
+ * given READY until its manager pushes a status, and imexctl reads the
+ * state as soon as its request is answered: the first status must reach
+ * the kernel before the answer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <linux/imex.h>
+
+#include "node.h"
+#include "raftlog.h"
+
+struct fix {
+	struct imexd_raftlog_mem *mem;
+	struct imexd_raftlog *log;
+	struct imexd_node *n;
+	uint64_t now;
+	struct imexd_def kernel[4];	/* what the simulated kernel holds */
+	size_t nkernel;
+	int set_pending;		/* a KERNEL_SET not answered yet */
+	/* order seen: first index of each action type after the request */
+	int seq, status_at, done_at, done_error;
+};
+
+/* Drain; a KERNEL_SET is answered at once with the kernel holding it. */
+static void drain(struct fix *f)
+{
+	struct imexd_node_action a;
+
+	for (;;) {
+		if (!imexd_node_next(f->n, &a)) {
+			if (!f->set_pending)
+				return;
+			f->set_pending = 0;
+			imexd_node_kernel_done(f->n, f->now, 0, "", f->kernel,
+					       f->nkernel);
+			continue;
+		}
+		f->seq++;
+		switch (a.type) {
+		case IMEXD_NODE_KERNEL_SET:
+			assert_true(f->nkernel < 4);
+			assert_int_equal(imexd_def_copy(&f->kernel[f->nkernel++],
+							a.def), 0);
+			f->set_pending = 1;
+			break;
+		case IMEXD_NODE_KERNEL_STATUS:
+			if (!f->status_at)
+				f->status_at = f->seq;
+			break;
+		case IMEXD_NODE_LOG:
+			if (getenv("TEST_VERBOSE"))
+				printf("# %s\n", a.text);
+			break;
+		case IMEXD_NODE_REQUEST_DONE:
+			if (getenv("TEST_VERBOSE"))
+				printf("# done %d: %s\n", a.error, a.text);
+			f->done_at = f->seq;
+			f->done_error = a.error;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Timers until nothing is due within @ms. */
+static void run_for(struct fix *f, uint64_t ms)
+{
+	uint64_t end = f->now + ms, t;
+
+	drain(f);
+	while ((t = imexd_node_deadline(f->n)) <= end) {
+		if (t > f->now)
+			f->now = t;
+		imexd_node_timer(f->n, f->now);
+		drain(f);
+	}
+	f->now = end;
+}
+
+static void status_before_answer(void **state)
+{
+	struct imexd_node_config cfg = { .name = "a", .epoch = 7,
+					 .max_channels = 64 };
+	struct imexd_raftlog_io io;
+	struct imexd_member m = { .name = "a" };
+	struct imexd_request r = { .req_id = 1, .cmd = IMEX_CMD_DOMAIN_CREATE,
+				   .name = "d1", .nmembers = 1, .members = &m,
+				   .count = 1, .mode = 0600 };
+	char err[256], note[256];
+	struct fix f = { .now = 1000 };
+	size_t i;
+
+	(void)state;
+	cfg.node_uuid[0] = 1;
+	cfg.fabric_uuid[0] = 0x11;
+	cfg.partition = 7;
+	f.mem = imexd_raftlog_mem_new();
+	assert_non_null(f.mem);
+	imexd_raftlog_mem_io(f.mem, &io);
+	assert_int_equal(imexd_raftlog_open(&f.log, &io, note, sizeof(note), err,
+					    sizeof(err)), 0);
+	cfg.log = f.log;
+	assert_int_equal(imexd_node_new(&cfg, &f.n, err, sizeof(err)), 0);
+	assert_int_equal(imexd_node_start(f.n, f.now, NULL, 0), 0);
+	run_for(&f, 5000);	/* a one-member group elects itself */
+
+	f.seq = 0;
+	imexd_node_request(f.n, f.now, &r);
+	run_for(&f, 100);
+	assert_int_equal(f.nkernel, 1);
+	assert_int_equal(f.done_error, 0);
+	assert_true(f.done_at > 0);
+	assert_true(f.status_at > 0);
+	assert_true(f.status_at < f.done_at);
+
+	imexd_node_free(f.n);
+	imexd_raftlog_close(f.log);
+	imexd_raftlog_mem_free(f.mem);
+	for (i = 0; i < f.nkernel; i++)
+		imexd_def_free(&f.kernel[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(status_before_answer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
