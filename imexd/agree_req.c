@@ -313,6 +313,32 @@ void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf,
 
 /* ---- requests: dispatch and expiry --------------------------------------- */
 
+/*
+ * A create naming a node whose identity (NODE_SET) the table does not
+ * hold yet: every node reports it once it knows a leader, so right after
+ * the group starts a create may come first.  The leader waits for it
+ * (retrying every tenth of an election timeout) while two election
+ * timeouts of the request's time are left, then submits anyway and the
+ * table answers why.
+ */
+static bool create_waits_for_join(struct imexd_agree *a, uint64_t now,
+				  struct ag_req *r)
+{
+	struct imexd_cmd cmd;
+	bool wait = false;
+	uint16_t i;
+
+	if (r->type != IMEXD_CMD_DOMAIN_CREATE || now + 2 * a->et >= r->deadline ||
+	    imexd_cmd_decode(r->cmd, r->len, &cmd, NULL))
+		return false;
+	for (i = 0; i < cmd.u.create.nmembers && !wait; i++)
+		wait = !imexd_fsm_node(a->fsm, cmd.u.create.members[i].name);
+	imexd_cmd_free(&cmd);
+	if (wait)
+		r->retry_at = now + a->et / 10 + 1;
+	return wait;
+}
+
 static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
 	struct imexd_agree_action *act;
@@ -324,6 +350,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	int rv;
 
 	if (leader == imexd_cons_self(a->cons)) {
+		if (create_waits_for_join(a, now, r))
+			return 0;
 		rv = imexd_cons_submit(a->cons, now, r->cmd, r->len, r->id,
 				       &index, &leader);
 		if (!rv) {
