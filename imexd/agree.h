@@ -12,7 +12,10 @@
  * Requests.  An admin request (an fsm command + the caller's tag) is
  * submitted to the log on the leader.  On a follower it is sent to the
  * leader (FORWARD); the leader submits it (imexd_agree_forwarded()) and
- * REPLYs when it applied; the follower then reports DONE.  A request is
+ * REPLYs when it applied; the follower then reports DONE.  A forwarded
+ * request is served only when the sender's own kernel could have asked
+ * it: its own NODE_SET, a create naming it, a change to a domain the table
+ * has naming it; else EACCES (logged at most once a minute).  A request is
  * handed to at most one leader, once: it is never re-sent after it may
  * have been submitted (a count allocation must not happen twice).  With no
  * leader known it waits.  Every request ends with exactly one DONE: the
