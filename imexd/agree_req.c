@@ -528,6 +528,36 @@ static bool forward_allowed(const struct imexd_agree *a, const char *from,
 	return false;
 }
 
+_Static_assert(IMEXD_AGREE_SERVE_PER_PEER == 2 * IMEX_REQS_MAX,
+	       "IMEXD_AGREE_SERVE_PER_PEER: twice what one kernel queues");
+
+/* A peer's own kernel never asks what is refused: one line a minute. */
+static int refusal_log(struct imexd_agree *a, uint64_t now, const char *from,
+		       const char *why)
+{
+	if (a->refusal_logged && now - a->refusal_logged_at < 60000)
+		return 0;
+	a->refusal_logged = true;
+	a->refusal_logged_at = now;
+	return ag_log(a, 4, "request from %s refused: %s", from, why);
+}
+
+/* REPLY to a forwarded request that is not kept. */
+static int reply_now(struct imexd_agree *a, const char *from, uint64_t tag,
+		     int error, const char *message)
+{
+	struct imexd_agree_action *act = ag_push(a, IMEXD_AGREE_REPLY);
+
+	if (!act)
+		return -ENOMEM;
+	act->tag = tag;
+	act->error = error;
+	act->message = ag_str(a, message);
+	act->def = ag_def(a, NULL);
+	act->to = ag_str(a, from);
+	return act->message && act->def && act->to ? 0 : -ENOMEM;
+}
+
 int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 			  const char *from, uint64_t tag,
 			  const uint8_t *cmd, size_t len)
@@ -537,7 +567,7 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 	const char *why = NULL;
 	struct ag_req *r;
 	uint8_t *buf;
-	size_t i;
+	size_t i, held = 0;
 	int rv = ag_begin(a);
 
 	if (rv)
@@ -549,10 +579,21 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 		return ag_log(a, 4, "request from %s dropped: not a peer in the roster",
 			     from);
 	/* A duplicate of a request being served is the same request. */
-	for (i = 0; i < a->n_reqs; i++)
-		if (a->reqs[i].kind == REQ_SERVE && a->reqs[i].tag == tag &&
-		    !strcmp(a->reqs[i].peer, from))
+	for (i = 0; i < a->n_reqs; i++) {
+		if (a->reqs[i].kind != REQ_SERVE ||
+		    strcmp(a->reqs[i].peer, from))
+			continue;
+		if (a->reqs[i].tag == tag)
 			return 0;
+		held++;
+	}
+	if (held >= IMEXD_AGREE_SERVE_PER_PEER) {
+		snprintf(refused, sizeof(refused),
+			 "node %s has %zu requests in progress here, the most one node may have",
+			 from, held);
+		rv = refusal_log(a, now, from, refused);
+		return rv ? rv : reply_now(a, from, tag, EBUSY, refused);
+	}
 	rv = imexd_cmd_decode(cmd, len, &c, &why);
 	if (rv == -ENOMEM)
 		return rv;
@@ -578,13 +619,7 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 		return rv ? rv : ag_settle(a, now);
 	}
 	if (refused[0]) {
-		/* A peer's own kernel never asks this: one line a minute. */
-		if (!a->refusal_logged || now - a->refusal_logged_at >= 60000) {
-			a->refusal_logged = true;
-			a->refusal_logged_at = now;
-			rv = ag_log(a, 4, "request from %s refused: %s", from,
-				    refused);
-		}
+		rv = refusal_log(a, now, from, refused);
 		if (!rv)
 			rv = ag_req_finish(a, r, EACCES, refused, NULL, 0,
 					   NULL, 0);
