@@ -86,8 +86,10 @@ static int dial(const char *hostport, struct peer *p)
 	if (getaddrinfo(host, port, &hints, &ai))
 		die("cannot resolve the address");
 	p->fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (p->fd < 0 || connect(p->fd, ai->ai_addr, ai->ai_addrlen))
-		die("cannot connect");
+	if (p->fd < 0 || connect(p->fd, ai->ai_addr, ai->ai_addrlen)) {
+		fprintf(stderr, "hostile: cannot connect to %s: %m\n", hostport);
+		exit(2);
+	}
 	freeaddrinfo(ai);
 	p->ssl = NULL;
 	p->gone = false;
