@@ -454,6 +454,56 @@ static unsigned lost_leader(unsigned seed)
 	return v;
 }
 
+/* A follower's forwarded request is served only when its own kernel could
+ * have asked it: a domain naming it, a change to a domain naming it (a peer
+ * with a valid certificate for its name speaks for no other node). */
+static unsigned forward_refused(unsigned seed)
+{
+	struct sw *w = world(3, seed);
+	const struct imexd_def *d;
+	struct req_buf rb;
+	struct sw_req *r;
+	unsigned ly[2], l, y, x, v;
+
+	sw_run_pred(w, 50 * ET, converged);
+	l = leader_or_0(w);
+	y = (l + 1) % 3;
+	x = (l + 2) % 3;
+	ly[0] = l;
+	ly[1] = y;
+	mk_create(&rb, w, "A", 0xa7, ly, 2, 1, NULL, 0);
+	r = request(w, l, &rb);
+	EXPECT(w, r && !r->error);
+	/* x is no member of A: each change it forwards is refused. */
+	mk_simple(&rb, IMEX_CMD_DOMAIN_DELETE, "A", NULL);
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES &&
+		  strstr(r->message, "may not change domain A, which does not name it"));
+	mk_simple(&rb, IMEX_CMD_CHANNEL_ALLOC, "A", NULL);
+	rb.r.count = 1;
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES);
+	mk_simple(&rb, IMEX_CMD_MEMBER_EVICT, "A", sw_name(w, y));
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES);
+	mk_create(&rb, w, "B", 0xb7, ly, 2, 1, NULL, 0);
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES &&
+		  strstr(r->message, "may not create domain B"));
+	/* y, a member and a follower, may. */
+	mk_simple(&rb, IMEX_CMD_CHANNEL_ALLOC, "A", NULL);
+	rb.r.count = 1;
+	r = request(w, y, &rb);
+	EXPECT(w, r && !r->error);
+	sw_run_pred(w, 50 * ET, converged);
+	d = imexd_fsm_domain(sw_fsm(w, l), "A");
+	EXPECT(w, d && d->nchannels == 2 && d->nmembers == 2);
+	EXPECT(w, !imexd_fsm_domain(sw_fsm(w, l), "B"));
+	v = sw_check_final(w);
+	sw_free(w);
+	return v;
+}
+
 /* Failure 5: during a 2|3 partition only the majority can evict; the
  * minority's evict fails and says there is no quorum. */
 static unsigned fail5(unsigned seed)
@@ -645,6 +695,8 @@ static void scenarios(unsigned seed)
 	      lost_leader(seed));
 	named("a member restored from a snapshot reports READY at the new generation",
 	      snap_ready(seed));
+	named("a follower may not forward changes to a domain that does not name it",
+	      forward_refused(seed));
 	/* A leader counting by its own configuration while another node's
 	 * view differed was once reported as a minority commit. */
 	named("seed 14614 (9 nodes): no violation",
