@@ -503,6 +503,7 @@ void imexd_node_free(struct imexd_node *n)
 		node_out_release(&n->parked[i].o);
 	free(n->parked);
 	free(n->unsent);
+	free(n->dom_sig);
 	free(n);
 }
 
