@@ -645,10 +645,15 @@ uint64_t imexd_agree_timeout(const struct imexd_agree *a)
 	uint64_t t = a->next_period;
 	size_t i;
 
-	if (a->cons && imexd_cons_timeout(a->cons) < t)
-		t = imexd_cons_timeout(a->cons);
-	if (!a->cons && a->restart_at < t)
+	if (a->cons) {
+		/* Once: libraft's leader walks its followers for it. */
+		uint64_t ct = imexd_cons_timeout(a->cons);
+
+		if (ct < t)
+			t = ct;
+	} else if (a->restart_at < t) {
 		t = a->restart_at;
+	}
 	for (i = 0; i < a->n_reqs; i++) {
 		if (a->reqs[i].deadline < t)
 			t = a->reqs[i].deadline;

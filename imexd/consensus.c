@@ -931,6 +931,10 @@ int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out)
 	c->rep_state = -1;
 	if (raft_init(&c->raft, NULL, NULL, c->self, c->names[c->self - 1]))
 		goto nomem;
+	/* libraft formats a diagnostic line for every message and timeout
+	 * into its tracer, which prints only under LIBRAFT_TRACE; without a
+	 * tracer it formats nothing (imexd logs from the actions). */
+	c->raft.tracer = NULL;
 	raft_seed(&c->raft, cfg->seed ? cfg->seed : (unsigned)c->self);
 	raft_set_election_timeout(&c->raft, c->et);
 	raft_set_heartbeat_timeout(&c->raft, cfg->heartbeat_timeout_ms ?

@@ -46,7 +46,14 @@ void node_out_release(struct node_out *o)
 	free(o->peer);
 	imexd_def_free(&o->def);
 	free(o->st_members);
-	memset(o, 0, sizeof(*o));
+	/* What a second release would free again; an entry is cleared
+	 * whole when pushed (released once per action: keep it cheap). */
+	o->frame = NULL;
+	o->text = NULL;
+	o->ids = NULL;
+	o->addr = NULL;
+	o->peer = NULL;
+	o->st_members = NULL;
 }
 
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
@@ -496,6 +503,7 @@ void imexd_node_free(struct imexd_node *n)
 		node_out_release(&n->parked[i].o);
 	free(n->parked);
 	free(n->unsent);
+	free(n->dom_sig);
 	free(n);
 }
 

@@ -428,6 +428,41 @@ void node_applied_refresh(struct imexd_node *n)
 	}
 }
 
+/* Whether @defs are the domains health's tables were built from. */
+static bool dom_sig_same(const struct imexd_node *n,
+			 const struct imexd_def **defs, size_t cnt)
+{
+	size_t i;
+
+	if (!n->dom_sig_set || cnt != n->n_dom_sig)
+		return false;
+	for (i = 0; i < cnt; i++)
+		if (!defs[i] ||
+		    defs[i]->generation != n->dom_sig[i].generation ||
+		    memcmp(defs[i]->uuid, n->dom_sig[i].uuid, 16))
+			return false;
+	return true;
+}
+
+static void dom_sig_keep(struct imexd_node *n, const struct imexd_def **defs,
+			 size_t cnt)
+{
+	size_t i;
+
+	n->dom_sig_set = false;
+	if (cnt && imexd_grow((void **)&n->dom_sig, &n->cap_dom_sig, cnt,
+			      sizeof(*n->dom_sig)))
+		return;	/* unknown: the next refresh rebuilds */
+	for (i = 0; i < cnt; i++) {
+		if (!defs[i])
+			return;
+		memcpy(n->dom_sig[i].uuid, defs[i]->uuid, 16);
+		n->dom_sig[i].generation = defs[i]->generation;
+	}
+	n->n_dom_sig = cnt;
+	n->dom_sig_set = true;
+}
+
 void node_domains_refresh(struct imexd_node *n)
 {
 	const struct imexd_fsm *fsm = node_fsm(n);
@@ -449,12 +484,15 @@ void node_domains_refresh(struct imexd_node *n)
 		     (d = imexd_fsm_domain_of(fsm, n->cfg.name, &pos)); i++)
 			defs[i] = d;
 	}
-	if (imexd_health_set_domains(n->health, n->now,
-				     (const struct imexd_def *const *)defs,
-				     cnt)) {
-		free(defs);
-		n->domains_dirty = true;
-		return;
+	if (!dom_sig_same(n, defs, cnt)) {
+		if (imexd_health_set_domains(n->health, n->now,
+					     (const struct imexd_def *const *)defs,
+					     cnt)) {
+			free(defs);
+			n->domains_dirty = true;
+			return;
+		}
+		dom_sig_keep(n, defs, cnt);
 	}
 	/* Members new to health whose connection is already bound. */
 	for (i = 0; i < cnt; i++)

@@ -139,6 +139,16 @@ static void acts_gc(struct imexd_peers *p)
 	p->next_act = 0;
 }
 
+/* A peer's name (shorter than IMEX_NAME_MAX) into an action, once per
+ * frame: cheaper than snprintf(). */
+static void name_copy(char dst[IMEX_NAME_MAX], const char *src)
+{
+	size_t n = strnlen(src, IMEX_NAME_MAX - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 /* A new zeroed action, or NULL when out of memory (the event is dropped). */
 static struct act *act_push(struct imexd_peers *p,
 			    enum imexd_peers_action_type type)
@@ -148,9 +158,17 @@ static struct act *act_push(struct imexd_peers *p,
 	if (imexd_grow((void **)&p->acts, &p->cap_acts, p->nacts + 1,
 		       sizeof(*p->acts)))
 		return NULL;
-	a = calloc(1, sizeof(*a));
+	/* Not calloc: one per frame, and the string buffers need only their
+	 * first byte cleared. */
+	a = malloc(sizeof(*a));
 	if (!a)
 		return NULL;
+	memset(&a->a, 0, sizeof(a->a));
+	a->name[0] = '\0';
+	a->addr[0] = '\0';
+	memset(a->uuid, 0, sizeof(a->uuid));
+	a->frame = NULL;
+	a->text = NULL;
 	p->acts[p->nacts++].act = a;
 	a->a.type = type;
 	return a;
@@ -339,7 +357,7 @@ static void emit_name(struct imexd_peers *p, enum imexd_peers_action_type t,
 	if (!a)
 		return;
 	a->a.conn = conn;
-	snprintf(a->name, sizeof(a->name), "%s", pe->name);
+	name_copy(a->name, pe->name);
 }
 
 /* The next dial of @pe after a failure: capped exponential backoff. */
@@ -769,7 +787,7 @@ static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
 	if (!a)
 		return;
 	a->a.conn = conn;
-	snprintf(a->name, sizeof(a->name), "%s", pe->name);
+	name_copy(a->name, pe->name);
 	a->a.epoch = hello->sender_epoch;
 	memcpy(a->uuid, hello->sender_uuid, 16);
 	a->a.restarted = restarted;
@@ -942,7 +960,7 @@ void imexd_peers_msg(struct imexd_peers *p, uint64_t now, uint64_t conn,
 	if (!a)
 		return;
 	a->a.conn = conn;
-	snprintf(a->name, sizeof(a->name), "%s", pe->name);
+	name_copy(a->name, pe->name);
 	a->a.msg = msg;
 }
 

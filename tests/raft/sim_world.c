@@ -599,7 +599,7 @@ static void drain(struct sw *w, unsigned i)
 		if (cons)
 			sw_seen_commit(w, i, imexd_cons_commit(cons));
 		if (!imexd_node_next(nd->node, &a))
-			return;
+			break;
 		switch (a.type) {
 		case IMEXD_NODE_CONNECT:
 			net_connect(w, i, a.addr);
@@ -641,6 +641,8 @@ static void drain(struct sw *w, unsigned i)
 			break;
 		}
 	}
+	if (nd->up)
+		nd->deadline = imexd_node_deadline(nd->node);
 }
 
 void sw_restart(struct sw *w, unsigned i)
@@ -867,7 +869,10 @@ static bool step_once(struct sw *w, uint64_t t)
 
 		if (!w->nodes[i].up)
 			continue;
-		to = imexd_node_deadline(w->nodes[i].node);
+		to = w->nodes[i].deadline;
+#ifdef SW_CHECK_DEADLINE
+		CHECK(to == imexd_node_deadline(w->nodes[i].node));
+#endif
 		if (to < w->now)
 			to = w->now;
 		if (to < best) {

@@ -52,6 +52,9 @@ struct sw_node {
 	 * what its disk durably holds (an append returns after the sync). */
 	struct imexd_raftlog *dead;
 	struct imexd_node *node;
+	/* imexd_node_deadline() after its last input (only an input moves
+	 * it): the event loop reads this, not every node's timers a step. */
+	uint64_t deadline;
 	bool up, full;
 	enum sw_crash_point arm;
 	unsigned restarts;	/* also the instance */
