@@ -321,6 +321,8 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 		imexd_health_peer_up(n->health, n->now, pa->name);
 		imexd_broker_peer_up(n->broker, n->now, pa->name,
 				     pa->restarted, node_fsm(n));
+		node_ag(n, imexd_agree_peer_up(n->agree, n->now, pa->name),
+			"a node's connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
 		imexd_health_peer_down(n->health, n->now, pa->name);
