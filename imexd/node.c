@@ -428,7 +428,9 @@ void node_pump(struct imexd_node *n)
 			on_peers(n, &pa);
 			more = true;
 		}
-		if (n->domains_dirty) {
+		/* After a kernel step under way: health's first heartbeats
+		 * for a new domain then carry what the kernel holds. */
+		if (n->domains_dirty && !n->kernel_busy) {
 			n->domains_dirty = false;
 			node_domains_refresh(n);
 			more = true;
