@@ -640,6 +640,25 @@ int imexd_agree_tick(struct imexd_agree *a, uint64_t now)
 	return ag_settle(a, now);
 }
 
+int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name)
+{
+	raft_id id;
+	int rv = ag_begin(a);
+
+	if (rv || !a->cons || !a->started)
+		return rv;
+	id = imexd_cons_id(a->cons, name);
+	if (!id || id == imexd_cons_self(a->cons) ||
+	    imexd_cons_state(a->cons) != RAFT_LEADER)
+		return 0;
+	rv = imexd_cons_heartbeat(a->cons, now);
+	if (rv) {
+		ag_stop(a, now, rv, "a heartbeat to a node back");
+		return rv == -ENOMEM ? rv : 0;
+	}
+	return ag_settle(a, now);
+}
+
 uint64_t imexd_agree_timeout(const struct imexd_agree *a)
 {
 	uint64_t t = a->next_period;

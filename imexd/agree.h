@@ -159,6 +159,10 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 			const uint8_t *buf, size_t len);
 /* The time imexd_agree_timeout() named has come. */
 int imexd_agree_tick(struct imexd_agree *a, uint64_t now);
+/* The transport bound a connection to node @name: if this node leads,
+ * every follower hears the commit index now (a node back from a restart
+ * applies its log without waiting for the leader's next heartbeat). */
+int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name);
 uint64_t imexd_agree_timeout(const struct imexd_agree *a);
 /* An admin request; the tag (caller's, any value) comes back on DONE. */
 int imexd_agree_request(struct imexd_agree *a, uint64_t now,

@@ -328,6 +328,8 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 		imexd_health_peer_up(n->health, n->now, pa->name);
 		imexd_broker_peer_up(n->broker, n->now, pa->name,
 				     pa->restarted, node_fsm(n));
+		node_ag(n, imexd_agree_peer_up(n->agree, n->now, pa->name),
+			"a node's connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
 		imexd_health_peer_down(n->health, n->now, pa->name);
@@ -433,7 +435,9 @@ void node_pump(struct imexd_node *n)
 			on_peers(n, &pa);
 			more = true;
 		}
-		if (n->domains_dirty) {
+		/* After a kernel step under way: health's first heartbeats
+		 * for a new domain then carry what the kernel holds. */
+		if (n->domains_dirty && !n->kernel_busy) {
 			n->domains_dirty = false;
 			node_domains_refresh(n);
 			more = true;

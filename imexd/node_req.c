@@ -467,7 +467,8 @@ void node_domains_refresh(struct imexd_node *n)
 {
 	const struct imexd_fsm *fsm = node_fsm(n);
 	const struct imexd_def **defs = NULL, *d;
-	size_t pos = 0, cnt = 0, i;
+	const char **up;
+	size_t pos = 0, cnt = 0, i, nup, total;
 	uint16_t m;
 
 	while (fsm && imexd_fsm_domain_of(fsm, n->cfg.name, &pos))
@@ -494,8 +495,13 @@ void node_domains_refresh(struct imexd_node *n)
 		}
 		dom_sig_keep(n, defs, cnt);
 	}
-	/* Members new to health whose connection is already bound. */
-	for (i = 0; i < cnt; i++)
+	/* Members new to health whose connection is already bound, all in
+	 * one input: each gets one heartbeat that shows them all (one by
+	 * one if there is no memory for the list). */
+	for (i = 0, total = 0; i < cnt; i++)
+		total += defs[i]->nmembers;
+	up = total ? calloc(total, sizeof(*up)) : NULL;
+	for (i = 0, nup = 0; i < cnt; i++)
 		for (m = 0; m < defs[i]->nmembers; m++) {
 			const char *name = defs[i]->members[m].name;
 
@@ -505,11 +511,21 @@ void node_domains_refresh(struct imexd_node *n)
 			if (strcmp(name, n->cfg.name) &&
 			    imexd_health_peer_state(n->health, name) ==
 			    IMEX_MEMBER_NEVER_CONNECTED &&
-			    imexd_peers_connected(n->peers, name))
-				imexd_health_peer_up(n->health, n->now, name);
+			    imexd_peers_connected(n->peers, name)) {
+				if (up)
+					up[nup++] = name;
+				else
+					imexd_health_peer_up(n->health, n->now,
+							     name);
+			}
 		}
-	free(defs);
+	/* What the kernel holds first: the heartbeats to new peers carry
+	 * it. */
 	node_applied_refresh(n);
+	if (nup)
+		imexd_health_peers_up(n->health, n->now, up, nup);
+	free(up);
+	free(defs);
 }
 
 int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,

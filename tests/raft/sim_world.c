@@ -807,6 +807,12 @@ static void deliver_msg(struct sw *w, struct sw_ev *e, struct sw_conn *c,
 	w->st.delivered++;
 	if (msg.type == IMEXD_MSG_RAFT)
 		w->st.raft_msgs++;
+	if (w->trace_msgs)
+		fprintf(stderr, "%llu %s <- %s: message %u/%u (%zu bytes)\n",
+			(unsigned long long)w->now, w->names[e->to],
+			w->names[from], (unsigned)msg.type,
+			msg.type == IMEXD_MSG_RAFT && msg.u.raft.len > 1 ?
+			(unsigned)msg.u.raft.data[1] : 0u, e->len);
 	imexd_node_msg(w->nodes[e->to].node, w->now, e->conn, &msg);
 	imexd_msg_free(&msg);
 	drain(w, e->to);
@@ -938,12 +944,16 @@ bool sw_run_pred(struct sw *w, uint64_t ms, bool (*pred)(struct sw *w))
 struct sw *sw_new(const struct sw_config *cfg)
 {
 	struct sw *w = calloc(1, sizeof(*w));
+	const char *verbose;
 	unsigned i;
 
 	if (!w || cfg->n < 1 || cfg->n > SW_NODES_MAX)
 		abort();
 	w->cfg = *cfg;
 	w->rng = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)cfg->seed << 7);
+	/* SIM_VERBOSE=2 traces every frame delivered too. */
+	verbose = getenv("SIM_VERBOSE");
+	w->trace_msgs = verbose && atoi(verbose) >= 2;
 	w->roster = calloc(cfg->n, sizeof(*w->roster));
 	CHECK(w->roster);
 	for (i = 0; i < cfg->n; i++) {
