@@ -63,7 +63,7 @@ if out=$(tests/raft/build/sim_agree_fast scale 144 2>&1); then
 	ms=$(printf '%s\n' "$line" | sed -n 's/.* in \([0-9.]*\) ms = .*/\1/p')
 	rtt=$(printf '%s\n' "$line" | sed -n 's/.*(RTT \([0-9.]*\) ms).*/\1/p')
 	msgs=$(printf '%s\n' "$out" | sed -n 's/.*raft messages \([0-9]*\) .*/\1/p')
-	all=$(printf '%s\n' "$out" | sed -n 's/.*all messages \([0-9]*\) .*/\1/p')
+	all=$(printf '%s\n' "$out" | sed -n 's/.*all messages \([0-9]*\).*/\1/p')
 	if [ -n "$ms" ] && [ -n "$rtt" ] && [ -n "$msgs" ] && [ -n "$all" ]; then
 		{ echo "sample sim_create_time $ms $rtt"; echo "sample sim_create_msgs $msgs 144"
 		  echo "sample sim_create_msgs_all $all 144"; } >> "$raw"
