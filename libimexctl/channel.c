@@ -235,44 +235,14 @@ static int check_ids(struct imexctl *ctx, const char *domain,
 	return 0;
 }
 
-static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
-}
-
-/* The ids in @after that were not in @before. */
-static int new_ids(const struct imexctl_domain *before,
-		   const struct imexctl_domain *after, uint32_t **out, size_t *n)
-{
-	size_t i;
-
-	*out = NULL;
-	*n = 0;
-	if (!after->n_channel_ids)
-		return 0;
-	*out = calloc(after->n_channel_ids, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (i = 0; i < after->n_channel_ids; i++)
-		if (!before || !has_id(before->channel_ids, before->n_channel_ids,
-				       after->channel_ids[i]))
-			(*out)[(*n)++] = after->channel_ids[i];
-	return 0;
-}
-
 IMEXCTL_API int imexctl_channel_alloc(struct imexctl *ctx, const char *domain,
 				      uint32_t count, const uint32_t *ids,
 				      size_t n_ids, int timeout_ms,
 				      uint32_t **allocated, size_t *n_allocated)
 {
 	struct channels_req q = { domain, count, ids, n_ids };
-	struct imexctl_domain *before = NULL, *after = NULL;
 	char what[96];
+	size_t n = 0;
 	int r;
 
 	imexctl_err_clear(ctx);
@@ -282,24 +252,19 @@ IMEXCTL_API int imexctl_channel_alloc(struct imexctl *ctx, const char *domain,
 	if (!n_ids && (count < 1 || count > IMEX_CHANNELS_PER_MSG))
 		return imexctl_err(ctx, -EINVAL, "domain %s: ask for 1 to %d channels",
 				   domain, IMEX_CHANNELS_PER_MSG);
-	if (allocated) {
-		r = imexctl_domain_get(ctx, domain, &before);
-		if (r < 0)
-			return r;
-	}
 	snprintf(what, sizeof(what), "granting channels to domain %s", domain);
-	r = imexctl_request(ctx, IMEX_CMD_CHANNEL_ALLOC, fill_channels, &q,
-			    4096 + n_ids * 16, what, timeout_ms);
-	if (r == 0 && allocated) {
-		r = imexctl_domain_get(ctx, domain, &after);
-		if (r == 0)
-			r = new_ids(before, after, allocated, n_allocated);
-		if (r == -ENOMEM)
-			imexctl_err(ctx, r, "out of memory");
+	/* The ids come from our own REQ_DONE: a concurrent change to the
+	 * domain cannot add its channels to them. */
+	if (allocated) {
+		r = imexctl_request_ids(ctx, IMEX_CMD_CHANNEL_ALLOC, fill_channels,
+					&q, 4096 + n_ids * 16, what, timeout_ms,
+					allocated, &n);
+		if (n_allocated)
+			*n_allocated = n;
+		return r;
 	}
-	imexctl_domain_free(before);
-	imexctl_domain_free(after);
-	return r;
+	return imexctl_request(ctx, IMEX_CMD_CHANNEL_ALLOC, fill_channels, &q,
+			       4096 + n_ids * 16, what, timeout_ms);
 }
 
 IMEXCTL_API int imexctl_channel_free(struct imexctl *ctx, const char *domain,

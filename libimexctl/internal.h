@@ -62,6 +62,11 @@ typedef int (*imexctl_fill_fn)(struct nl_msg *msg, const void *arg);
 int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 		    const void *arg, size_t size, const char *what,
 		    int timeout_ms);
+/* As imexctl_request(), and on success *ids (release with free()) and *n_ids
+ * are the channel ids of its own REQ_DONE; -EPROTO if that lists none. */
+int imexctl_request_ids(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
+			const void *arg, size_t size, const char *what,
+			int timeout_ms, uint32_t **ids, size_t *n_ids);
 
 /* session.c: a socket subscribed to the "events" group. */
 struct imexctl_session;
@@ -87,20 +92,30 @@ struct imexctl_req_done {
 	uint64_t id;
 	uint32_t status;
 	char message[IMEX_MESSAGE_MAX];
+	/* IMEX_A_CHANNEL_IDS, kept only when the state wants ids: owned,
+	 * NULL when empty; ids_err is -EPROTO if absent or malformed,
+	 * -ENOMEM if it could not be copied. */
+	uint32_t *ids;
+	size_t n_ids;
+	int ids_err;
 };
 
 struct imexctl_req_state {
+	bool want_ids;			/* keep IMEX_A_CHANNEL_IDS */
 	bool have_id;
 	uint64_t id;
 	bool finished;
 	struct imexctl_req_done done;
 	/* DONEs that arrived before our id: at most IMEX_REQS_MAX can be
-	 * pending in the kernel, so a ring of that size is enough. */
+	 * pending in the kernel, so a ring of that size is enough.  Their
+	 * ids are allocated per entry and freed when overwritten. */
 	struct imexctl_req_done early[IMEX_REQS_MAX];
 	size_t n_early;
 };
 
 void imexctl_req_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg);
+/* Free @st and the ids it holds. */
+void imexctl_req_state_free(struct imexctl_req_state *st);
 
 /* wait.c: the newest known state of one domain; fed by imexctl_wait_on_msg(). */
 struct imexctl_wait_state {

@@ -4,6 +4,9 @@
  * IMEX_A_REQ_ID; the outcome comes later as IMEX_CMD_REQ_DONE on the events
  * group.  The REQ_DONE may overtake the reply carrying the id (imexd can be
  * that fast), so DONEs seen before the id is known are kept and matched.
+ * A DONE also says which channels were granted or freed: that list, from
+ * our own DONE, is what a request reports, not a before/after comparison
+ * that a concurrent change would blur.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,17 +29,43 @@ static void match_early(struct imexctl_req_state *st)
 	for (i = 0; i < n; i++) {
 		if (st->early[i].id == st->id) {
 			st->done = st->early[i];
+			st->early[i].ids = NULL;	/* now owned by done */
+			st->early[i].n_ids = 0;
 			st->finished = true;
 			return;
 		}
 	}
 }
 
+/* The IMEX_A_CHANNEL_IDS of a DONE, @a, copied into @d. */
+static void take_ids(struct imexctl_req_done *d, const struct nlattr *a)
+{
+	size_t len;
+
+	d->ids_err = -EPROTO;
+	if (!a)
+		return;
+	len = (size_t)nla_len(a);
+	if (len % sizeof(uint32_t) ||
+	    len / sizeof(uint32_t) > IMEX_CHANNEL_IDS_MAX)
+		return;
+	d->ids_err = 0;
+	if (!len)
+		return;
+	d->ids = malloc(len);
+	if (!d->ids) {
+		d->ids_err = -ENOMEM;
+		return;
+	}
+	memcpy(d->ids, nla_data(a), len);
+	d->n_ids = len / sizeof(uint32_t);
+}
+
 void imexctl_req_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg)
 {
 	struct imexctl_req_state *st = arg;
 	struct nlattr *tb[IMEX_A_MAX + 1];
-	struct imexctl_req_done d = { 0 };
+	struct imexctl_req_done d = { 0 }, *slot;
 	uint8_t cmd = genlmsg_hdr(nlmsg_hdr(msg))->cmd;
 
 	if (imexctl_nl_parse(msg, tb) < 0 || !tb[IMEX_A_REQ_ID])
@@ -44,18 +73,23 @@ void imexctl_req_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg
 
 	if (cmd == IMEX_CMD_REQ_DONE) {
 		d.id = nla_get_u64(tb[IMEX_A_REQ_ID]);
+		/* Once our id is known, other requests' DONEs are not kept. */
+		if (st->have_id && (d.id != st->id || st->finished))
+			return;
 		d.status = tb[IMEX_A_REQ_STATUS] ?
 			   nla_get_u32(tb[IMEX_A_REQ_STATUS]) : EPROTO;
 		if (tb[IMEX_A_REQ_MESSAGE])
 			nla_strlcpy(d.message, tb[IMEX_A_REQ_MESSAGE],
 				    sizeof(d.message));
+		if (st->want_ids && !d.status)
+			take_ids(&d, tb[IMEX_A_CHANNEL_IDS]);
 		if (st->have_id) {
-			if (d.id == st->id && !st->finished) {
-				st->done = d;
-				st->finished = true;
-			}
+			st->done = d;
+			st->finished = true;
 		} else {
-			st->early[st->n_early++ % IMEX_REQS_MAX] = d;
+			slot = &st->early[st->n_early++ % IMEX_REQS_MAX];
+			free(slot->ids);
+			*slot = d;
 		}
 		return;
 	}
@@ -66,6 +100,18 @@ void imexctl_req_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg
 		st->have_id = true;
 		match_early(st);
 	}
+}
+
+void imexctl_req_state_free(struct imexctl_req_state *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	free(st->done.ids);
+	for (i = 0; i < IMEX_REQS_MAX; i++)
+		free(st->early[i].ids);
+	free(st);
 }
 
 static int request_failed(struct imexctl *ctx, const char *what,
@@ -89,9 +135,34 @@ static int request_failed(struct imexctl *ctx, const char *what,
 	}
 }
 
+/* The ids of a successful request's DONE into *@ids, *@n_ids. */
+static int done_ids(struct imexctl *ctx, const char *what,
+		    struct imexctl_req_done *d, uint32_t **ids, size_t *n_ids)
+{
+	if (d->ids_err == -ENOMEM)
+		return imexctl_err(ctx, -ENOMEM, "%s: done, but out of memory for the ids",
+				   what);
+	if (d->ids_err)
+		return imexctl_err(ctx, -EPROTO,
+				   "%s: imexd completed the request without listing the channels: imexd and imexctl versions differ? see 'imexctl channel list'",
+				   what);
+	*ids = d->ids;
+	*n_ids = d->n_ids;
+	d->ids = NULL;
+	return 0;
+}
+
 int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 		    const void *arg, size_t size, const char *what,
 		    int timeout_ms)
+{
+	return imexctl_request_ids(ctx, cmd, fill, arg, size, what, timeout_ms,
+				   NULL, NULL);
+}
+
+int imexctl_request_ids(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
+			const void *arg, size_t size, const char *what,
+			int timeout_ms, uint32_t **ids, size_t *n_ids)
 {
 	struct imexctl_session s;
 	struct imexctl_req_state *st;
@@ -102,9 +173,14 @@ int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 	if (timeout_ms < 0)
 		timeout_ms = IMEXCTL_REQUEST_TIMEOUT_MS;
 
+	if (ids) {
+		*ids = NULL;
+		*n_ids = 0;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return imexctl_err(ctx, -ENOMEM, "%s: out of memory", what);
+	st->want_ids = ids != NULL;
 
 	/* Subscribed before sending: the outcome cannot slip past us. */
 	r = imexctl_session_open(ctx, &s, imexctl_req_on_msg, st);
@@ -146,7 +222,10 @@ int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 			goto out;
 		}
 		if (st->finished) {
-			r = st->done.status ? request_failed(ctx, what, &st->done) : 0;
+			if (st->done.status)
+				r = request_failed(ctx, what, &st->done);
+			else
+				r = ids ? done_ids(ctx, what, &st->done, ids, n_ids) : 0;
 			goto out;
 		}
 		/* The kernel's own answer is awaited even past a short timeout:
@@ -169,7 +248,7 @@ int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 out:
 	imexctl_session_close(&s);
 out_free:
-	free(st);
+	imexctl_req_state_free(st);
 	if (r == 0)
 		imexctl_err_clear(ctx);
 	return r;

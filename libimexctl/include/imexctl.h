@@ -384,9 +384,10 @@ int imexctl_channel_set(struct imexctl *ctx, const char *domain, uint32_t id,
 /*
  * Grant channels to @domain (a request): @count new channels chosen by the
  * daemon, or exactly @ids (n_ids > 0, count ignored).  If @allocated is not
- * NULL, *allocated receives the ids that joined the domain during the call
- * (*n_allocated entries, release with free()); if another change to the
- * same domain ran concurrently its ids may be among them.
+ * NULL, *allocated receives the ids granted by this request, as the daemon
+ * reports them (*n_allocated entries, release with free()); changes to the
+ * same domain running concurrently do not appear among them.  -EPROTO if
+ * the daemon completes the request without listing the ids.
  */
 int imexctl_channel_alloc(struct imexctl *ctx, const char *domain,
 			  uint32_t count, const uint32_t *ids, size_t n_ids,

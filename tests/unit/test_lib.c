@@ -447,7 +447,7 @@ static void test_request_outcome_is_matched_by_id(void **state)
 	feed_req(&s, st, IMEX_CMD_REQ_DONE, 0, 7, 0, NULL);
 	assert_true(st->finished);
 	assert_int_equal(st->done.status, 0);
-	free(st);
+	imexctl_req_state_free(st);
 }
 
 static void test_request_outcome_may_overtake_the_reply(void **state)
@@ -469,7 +469,112 @@ static void test_request_outcome_may_overtake_the_reply(void **state)
 	/* A duplicate DONE changes nothing. */
 	feed_req(&s, st, IMEX_CMD_REQ_DONE, 0, 77, 0, NULL);
 	assert_int_equal(st->done.status, EXDEV);
-	free(st);
+	imexctl_req_state_free(st);
+}
+
+/* A REQ_DONE with @len bytes of IMEX_A_CHANNEL_IDS from @ids (none if < 0). */
+static void feed_done_ids(struct imexctl_session *s, struct imexctl_req_state *st,
+			  uint64_t id, int status, const uint32_t *ids, int len)
+{
+	struct nl_msg *m = genl_msg(IMEX_CMD_REQ_DONE, 0);
+
+	nla_put_u64(m, IMEX_A_REQ_ID, id);
+	nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)status);
+	if (len >= 0)
+		nla_put(m, IMEX_A_CHANNEL_IDS, len, ids);
+	imexctl_req_on_msg(s, m, st);
+	nlmsg_free(m);
+}
+
+static void test_request_done_gives_exactly_its_channel_ids(void **state)
+{
+	const uint32_t theirs[] = { 1, 2 }, ours[] = { 9, 3, 5 };
+	struct imexctl_session s = { .seq = 42 };
+	struct imexctl_req_state *st = calloc(1, sizeof(*st));
+
+	(void)state;
+	st->want_ids = true;
+	feed_req(&s, st, IMEX_CMD_CHANNEL_ALLOC, 42, 7, -1, NULL);
+	assert_true(st->have_id);
+	/* Another allocation on the same domain completes first. */
+	feed_done_ids(&s, st, 8, 0, theirs, (int)sizeof(theirs));
+	assert_false(st->finished);
+	feed_done_ids(&s, st, 7, 0, ours, (int)sizeof(ours));
+	assert_true(st->finished);
+	assert_int_equal(st->done.ids_err, 0);
+	assert_int_equal(st->done.n_ids, 3);
+	assert_memory_equal(st->done.ids, ours, sizeof(ours));
+	/* A later duplicate changes nothing (and leaks nothing). */
+	feed_done_ids(&s, st, 7, 0, theirs, (int)sizeof(theirs));
+	assert_int_equal(st->done.n_ids, 3);
+	assert_memory_equal(st->done.ids, ours, sizeof(ours));
+	imexctl_req_state_free(st);
+
+	/* Absent or malformed ids are a protocol error, not "none". */
+	st = calloc(1, sizeof(*st));
+	st->want_ids = true;
+	feed_req(&s, st, IMEX_CMD_CHANNEL_ALLOC, 42, 7, -1, NULL);
+	feed_done_ids(&s, st, 7, 0, NULL, -1);
+	assert_true(st->finished);
+	assert_int_equal(st->done.ids_err, -EPROTO);
+	assert_null(st->done.ids);
+	imexctl_req_state_free(st);
+
+	st = calloc(1, sizeof(*st));
+	st->want_ids = true;
+	feed_req(&s, st, IMEX_CMD_CHANNEL_ALLOC, 42, 7, -1, NULL);
+	feed_done_ids(&s, st, 7, 0, ours, 6);
+	assert_int_equal(st->done.ids_err, -EPROTO);
+	assert_null(st->done.ids);
+	assert_int_equal(st->done.n_ids, 0);
+	imexctl_req_state_free(st);
+
+	/* A refusal's ids, and ids nobody asked for, are not kept. */
+	st = calloc(1, sizeof(*st));
+	st->want_ids = true;
+	feed_req(&s, st, IMEX_CMD_CHANNEL_ALLOC, 42, 7, -1, NULL);
+	feed_done_ids(&s, st, 7, ENOSPC, ours, (int)sizeof(ours));
+	assert_int_equal(st->done.status, ENOSPC);
+	assert_null(st->done.ids);
+	imexctl_req_state_free(st);
+
+	st = calloc(1, sizeof(*st));
+	feed_req(&s, st, IMEX_CMD_CHANNEL_FREE, 42, 7, -1, NULL);
+	feed_done_ids(&s, st, 7, 0, ours, (int)sizeof(ours));
+	assert_true(st->finished);
+	assert_null(st->done.ids);
+	imexctl_req_state_free(st);
+}
+
+static void test_early_done_keeps_its_ids(void **state)
+{
+	const uint32_t ours[] = { 11, 12 };
+	struct imexctl_session s = { .seq = 5 };
+	struct imexctl_req_state *st = calloc(1, sizeof(*st));
+	uint32_t theirs[3];
+	int i;
+
+	(void)state;
+	st->want_ids = true;
+	/* Others' DONEs with ids, more than the ring holds: the overwritten
+	 * entries' ids are freed (ASan reports a leak otherwise). */
+	for (i = 0; i < 100; i++) {
+		theirs[0] = theirs[1] = theirs[2] = 100 + (uint32_t)i;
+		feed_done_ids(&s, st, 1000 + (uint64_t)i, 0, theirs,
+			      (int)sizeof(theirs));
+	}
+	feed_done_ids(&s, st, 77, 0, ours, (int)sizeof(ours));
+	for (i = 0; i < 10; i++)
+		feed_done_ids(&s, st, 2000 + (uint64_t)i, 0, theirs,
+			      (int)sizeof(theirs));
+	assert_false(st->finished);
+	feed_req(&s, st, IMEX_CMD_CHANNEL_ALLOC, 5, 77, -1, NULL);
+	assert_true(st->finished);
+	assert_int_equal(st->done.status, 0);
+	assert_int_equal(st->done.ids_err, 0);
+	assert_int_equal(st->done.n_ids, 2);
+	assert_memory_equal(st->done.ids, ours, sizeof(ours));
+	imexctl_req_state_free(st);
 }
 
 static void feed_dom(struct imexctl_wait_state *w, uint8_t cmd, const char *name,
@@ -606,6 +711,8 @@ int main(void)
 		cmocka_unit_test(test_channel_and_node_replies_are_parsed),
 		cmocka_unit_test(test_request_outcome_is_matched_by_id),
 		cmocka_unit_test(test_request_outcome_may_overtake_the_reply),
+		cmocka_unit_test(test_request_done_gives_exactly_its_channel_ids),
+		cmocka_unit_test(test_early_done_keeps_its_ids),
 		cmocka_unit_test(test_wait_keeps_the_newest_domain_state),
 		cmocka_unit_test(test_uuids_parse_strictly_and_print_lower_case),
 		cmocka_unit_test(test_names_and_state_words),
