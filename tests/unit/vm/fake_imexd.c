@@ -213,7 +213,9 @@ static void set_status(const char *name, struct nlattr *members, const char *sel
 	call(m, NULL, NULL, NULL, 0);
 }
 
-static void done(uint64_t id, int status, const char *text)
+/* The outcome; on success with the channels granted or freed (@ids, @n). */
+static void done(uint64_t id, int status, const char *text,
+		 const uint32_t *ids, uint32_t n)
 {
 	struct nl_msg *m = msg(IMEX_CMD_REQ_DONE, 0);
 
@@ -221,6 +223,8 @@ static void done(uint64_t id, int status, const char *text)
 	nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)status);
 	if (text && text[0])
 		nla_put_string(m, IMEX_A_REQ_MESSAGE, text);
+	if (!status && ids)
+		nla_put(m, IMEX_A_CHANNEL_IDS, (int)(n * sizeof(*ids)), ids);
 	call(m, NULL, NULL, NULL, 0);
 	fprintf(stderr, "fake_imexd: request %llu done: %d %s\n", (unsigned long long)id,
 		status, text ? text : "");
@@ -382,7 +386,8 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 	struct node_info node = { 0 };
 	struct def d = { 0 };
 	char why[IMEX_MESSAGE_MAX] = "", text[IMEX_MESSAGE_MAX];
-	uint32_t *ids = NULL, n;
+	uint32_t *ids = NULL, n = 0;
+	bool with_ids = false;
 	const char *name;
 	struct nl_msg *m;
 	int err = 0;
@@ -395,7 +400,7 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 		return;
 	if (!strncmp(name, "fail", 4)) {
 		snprintf(text, sizeof(text), "fake imexd refuses domain %s", name);
-		done(id, EBUSY, text);
+		done(id, EBUSY, text, NULL, 0);
 		return;
 	}
 	call(msg(IMEX_CMD_NODE_GET, 0), node_parse, &node, NULL, 0);
@@ -426,6 +431,7 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 		if (err)
 			break;
 		n = request_ids(tb, &ids);
+		with_ids = true;
 		if (cmd == IMEX_CMD_CHANNEL_ALLOC)
 			def_add(&d, ids, n, 0, 0, 0600);
 		else
@@ -436,9 +442,9 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 		err = -EOPNOTSUPP;
 		snprintf(why, sizeof(why), "fake imexd cannot do command %u", cmd);
 	}
-	free(ids);
 	def_free(&d);
-	done(id, -err, why);
+	done(id, -err, why, with_ids ? ids : NULL, n);
+	free(ids);
 }
 
 struct accepted {
