@@ -165,6 +165,15 @@ if $NL alloc name=d2 count=1 > "$W/alloc.out" 2>&1 && [ "$(channels_of d2 | wc -
 else
 	t_fail "alloc after restart: $(cat "$W/alloc.out"); $($NL channels name=d2)"
 fi
+# imexctl reports the channels imexd lists in its own request's REQ_DONE:
+# exactly the one that joined d2.
+channels_of d2 > "$W/d2.before"
+got=$(tools/imexctl/imexctl --json channel alloc --domain d2 --count 1 2>&1)
+got_ids=$(printf '%s' "$got" | tr -d ' \n' | sed -n 's/.*"channels":\[\([0-9,]*\)\].*/\1/p')
+new_ids=$(channels_of d2 | grep -vxF -f "$W/d2.before" | paste -sd,)
+[ -n "$got_ids" ] && [ "$got_ids" = "$new_ids" ] &&
+	t_ok "imexctl channel alloc reports the channel it was granted ($got_ids)" ||
+	t_fail "imexctl channel alloc: '$got'; new in d2: '$new_ids'"
 
 # --- SIGHUP and SIGTERM ----------------------------------------------------
 
