@@ -596,15 +596,17 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 		return rv;
 	id = imexd_cons_id(a->cons, from);
 	if (!id || id == imexd_cons_self(a->cons))
-		return ag_log(a, 4, "raft message from %s dropped: not a peer in the roster",
-			     from);
+		return ag_log_limited(a, now, AG_LIM_RAFT_STRANGER, 4,
+				      "raft message from %s dropped: not a peer in the roster",
+				      from);
 	rv = imexd_raftwire_decode(buf, len, id, imexd_cons_name(a->cons, id),
 				   &msg, &why);
 	if (rv == -ENOMEM)
 		return rv;
 	if (rv)
-		return ag_log(a, 4, "raft message from %s dropped: %s", from,
-			     why ? why : strerror(-rv));
+		return ag_log_limited(a, now, AG_LIM_RAFT_BAD, 4,
+				      "raft message from %s dropped: %s", from,
+				      why ? why : strerror(-rv));
 	a->heard[id] = now;
 	rv = imexd_cons_receive(a->cons, now, id, &msg);
 	imexd_raftwire_release(&msg);

@@ -41,6 +41,21 @@ struct ag_done {
 	raft_index last;
 };
 
+/* Log lines a peer could repeat without end: one of each kind a minute. */
+enum ag_limited {
+	AG_LIM_REQ_REFUSED,		/* a forwarded request refused */
+	AG_LIM_REQ_STRANGER,		/* a request from outside the roster */
+	AG_LIM_RAFT_STRANGER,		/* raft traffic from outside the roster */
+	AG_LIM_RAFT_BAD,		/* a peer's raft message that does not decode */
+	AG_LIM_N
+};
+
+struct ag_limit {
+	bool used;
+	uint64_t last;			/* when the last line went out */
+	uint32_t skipped;		/* held back since */
+};
+
 struct imexd_agree {
 	struct imexd_agree_config cfg;
 	char **roster;
@@ -70,8 +85,7 @@ struct imexd_agree {
 	size_t n_reqs, cap_reqs;
 	uint64_t next_id;
 	bool identity_refused;
-	bool refusal_logged;		/* a forwarded request refused: when */
-	uint64_t refusal_logged_at;
+	struct ag_limit lim[AG_LIM_N];	/* lines a peer could repeat */
 
 	struct imexd_def *have;		/* the kernel's domains */
 	size_t n_have;
@@ -94,6 +108,11 @@ const struct imexd_def *ag_def(struct imexd_agree *a,
 			     const struct imexd_def *def);
 __attribute__((format(printf, 3, 4)))
 int ag_log(struct imexd_agree *a, int level, const char *fmt, ...);
+/* ag_log(), at most once a minute per @kind; the next line says how many
+ * were held back. */
+__attribute__((format(printf, 5, 6)))
+int ag_log_limited(struct imexd_agree *a, uint64_t now, enum ag_limited kind,
+		   int level, const char *fmt, ...);
 int ag_begin(struct imexd_agree *a);
 struct ag_req *ag_req_by_id(struct imexd_agree *a, uint64_t id);
 void ag_req_del(struct imexd_agree *a, struct ag_req *r);

@@ -109,6 +109,35 @@ int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
 	return act->message ? 0 : -ENOMEM;
 }
 
+#define AG_LOG_INTERVAL_MS	60000
+
+int ag_log_limited(struct imexd_agree *a, uint64_t now, enum ag_limited kind,
+		   int level, const char *fmt, ...)
+{
+	struct ag_limit *l = &a->lim[kind];
+	char buf[512];
+	size_t len;
+	va_list ap;
+
+	if (l->used && now >= l->last && now - l->last < AG_LOG_INTERVAL_MS) {
+		if (l->skipped < UINT32_MAX)
+			l->skipped++;
+		return 0;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	len = strlen(buf);
+	if (l->skipped)
+		snprintf(buf + len, sizeof(buf) - len,
+			 " (and %u more like it since the last such line)",
+			 (unsigned int)l->skipped);
+	l->used = true;
+	l->last = now;
+	l->skipped = 0;
+	return ag_log(a, level, "%s", buf);
+}
+
 /* Every input starts here: the previous actions must have been drained. */
 int ag_begin(struct imexd_agree *a)
 {
@@ -582,11 +611,8 @@ _Static_assert(IMEXD_AGREE_SERVE_PER_PEER == 2 * IMEX_REQS_MAX,
 static int refusal_log(struct imexd_agree *a, uint64_t now, const char *from,
 		       const char *why)
 {
-	if (a->refusal_logged && now - a->refusal_logged_at < 60000)
-		return 0;
-	a->refusal_logged = true;
-	a->refusal_logged_at = now;
-	return ag_log(a, 4, "request from %s refused: %s", from, why);
+	return ag_log_limited(a, now, AG_LIM_REQ_REFUSED, 4,
+			      "request from %s refused: %s", from, why);
 }
 
 /* REPLY to a forwarded request that is not kept. */
@@ -623,8 +649,9 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 		if (!strcmp(a->roster[i], from) && strcmp(from, a->self))
 			break;
 	if (i == a->cfg.n_roster)
-		return ag_log(a, 4, "request from %s dropped: not a peer in the roster",
-			     from);
+		return ag_log_limited(a, now, AG_LIM_REQ_STRANGER, 4,
+				      "request from %s dropped: not a peer in the roster",
+				      from);
 	/* A duplicate of a request being served is the same request. */
 	for (i = 0; i < a->n_reqs; i++) {
 		if (a->reqs[i].kind != REQ_SERVE ||

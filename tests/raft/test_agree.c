@@ -3,8 +3,9 @@
  * The agreement part on its own: a node refuses to start from a raft log
  * whose group another NODES_FILE formed (the ids would count votes for the
  * wrong nodes), says which nodes formed it, and starts with the right one;
- * a peer's forwarded NODE_SET may report only its own identity, and a
- * leader holds a bounded number of one peer's requests.
+ * a peer's forwarded NODE_SET may report only its own identity, a
+ * leader holds a bounded number of one peer's requests, and the lines
+ * about messages dropped from a peer are rate-limited.
  * The cluster behaviour is the simulator's (sim_agree).
  */
 #include <errno.h>
@@ -256,12 +257,101 @@ static void test_served_requests_per_peer_bounded(void **state)
 	imexd_raftlog_mem_free(disk);
 }
 
+/* Drain @ag; the LOG lines into @last (the newest), counted. */
+static unsigned drain_logs(struct imexd_agree *ag, char *last, size_t len)
+{
+	struct imexd_agree_action act;
+	unsigned n = 0;
+
+	while (imexd_agree_next(ag, &act)) {
+		if (act.type != IMEXD_AGREE_LOG)
+			continue;
+		snprintf(last, len, "%s", act.message);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A bound peer can send raft messages that do not decode without end, and
+ * anyone (a bug) messages from outside the roster: each kind of line comes
+ * at most once a minute, the next one says how many were held back.
+ */
+static void test_dropped_message_lines_rate_limited(void **state)
+{
+	static const char *const abc[] = { "a", "b", "c" };
+	static const uint8_t junk[] = { 0xff, 0xff, 0xff };
+	struct imexd_raftlog_mem *disk = imexd_raftlog_mem_new();
+	struct imexd_agree_config cfg = {
+		.roster = abc, .n_roster = 3, .self = "a",
+	};
+	struct imexd_cmd c = { .type = IMEXD_CMD_NODE_SET };
+	struct imexd_raftlog *log = NULL;
+	struct imexd_agree *ag = NULL;
+	struct imexd_raftlog_io io;
+	char note[256], err[256], last[512] = "";
+	unsigned lines = 0, i;
+	uint64_t now = 1000;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_non_null(disk);
+	imexd_raftlog_mem_io(disk, &io);
+	assert_int_equal(imexd_raftlog_open(&log, &io, note, sizeof(note), err,
+					    sizeof(err)), 0);
+	snprintf(cfg.identity.name, sizeof(cfg.identity.name), "a");
+	cfg.identity.uuid[0] = 1;
+	cfg.identity.max_channels = 8;
+	cfg.log = log;
+	assert_int_equal(imexd_agree_new(&cfg, &ag), 0);
+	assert_int_equal(imexd_agree_start(ag, now, NULL, 0), 0);
+	drain_logs(ag, last, sizeof(last));
+
+	/* 10000 undecodable messages from b over 59 s: one line. */
+	for (i = 0; i < 10000; i++) {
+		assert_int_equal(imexd_agree_receive(ag, now + i * 59000 / 10000,
+						     "b", junk, sizeof(junk)), 0);
+		lines += drain_logs(ag, last, sizeof(last));
+	}
+	assert_int_equal(lines, 1);
+	/* A minute after the first: one more, with the count held back. */
+	assert_int_equal(imexd_agree_receive(ag, now + 60000, "b", junk,
+					     sizeof(junk)), 0);
+	assert_int_equal(drain_logs(ag, last, sizeof(last)), 1);
+	assert_non_null(strstr(last, "raft message from b dropped: "));
+	assert_non_null(strstr(last, "(and 9999 more like it since the last such line)"));
+
+	/* Raft messages and requests from outside the roster: one line each. */
+	snprintf(c.u.node_set.name, sizeof(c.u.node_set.name), "z");
+	c.u.node_set.uuid[0] = 9;
+	c.u.node_set.max_channels = 8;
+	assert_int_equal(imexd_cmd_encode(&c, &buf, &len, NULL), 0);
+	lines = 0;
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(imexd_agree_receive(ag, now + 60000 + i, "z",
+						     junk, sizeof(junk)), 0);
+		lines += drain_logs(ag, last, sizeof(last));
+		assert_int_equal(imexd_agree_forwarded(ag, now + 60000 + i, "z",
+						       i + 1, buf, len), 0);
+		lines += drain_logs(ag, last, sizeof(last));
+	}
+	free(buf);
+	assert_int_equal(lines, 2);
+	assert_string_equal(last, "request from z dropped: not a peer in the roster");
+
+	imexd_agree_free(ag);
+	imexd_raftlog_close(log);
+	imexd_raftlog_mem_free(disk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_log_of_another_group_is_refused),
 		cmocka_unit_test(test_forwarded_identity_of_another_node_refused),
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
+		cmocka_unit_test(test_dropped_message_lines_rate_limited),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);
