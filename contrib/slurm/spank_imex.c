@@ -420,10 +420,12 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	}
 	if (!deleter(d, self_name(ctx, selfbuf, sizeof(selfbuf))))
 		goto out;
-	/* A delete needs every member: evict the ones that are gone first
-	 * (a node Slurm declared down); each drops the domain when it is
-	 * back and learns of the eviction.  Then wait until the rest agree
-	 * (READY, on the event) so that the delete finds them in step. */
+	/* The delete goes through the Raft log: a majority of the voters
+	 * commits it and each member's imexd removes the domain from its
+	 * kernel, a lost one when it is back.  Evicting the members that
+	 * are gone (a node Slurm declared down) first, and the wait for
+	 * READY after it, are kept from the two-phase protocol, where a
+	 * delete needed every member. */
 	for (m = 0, evicted = 0; m < d->n_members; m++) {
 		const struct imexctl_member *mb = &d->members[m];
 
@@ -445,7 +447,8 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	err = imexctl_domain_delete(ctx, name, (int)timeout_s * 1000);
 	if (err && err != -ENOENT &&
 	    !imexctl_domain_wait(ctx, name, IMEXCTL_DOMAIN_READY, (int)timeout_s * 1000, NULL))
-		/* Refused while a member caught up with a change: once more. */
+		/* Failed (e.g. no leader reachable for a while): once more,
+		 * once the domain is READY again. */
 		err = imexctl_domain_delete(ctx, name, (int)timeout_s * 1000);
 	if (err && err != -ENOENT) {
 		slurm_error("imex: job %" PRIu32 ": deleting domain %s: %s", job_id,
