@@ -136,9 +136,10 @@ else
 	  bench/imex-bench elapsed true; } >> "$log" 2>&1 || bad "the TCP baseline programs"
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
+	# Every row bench/cluster.sh and t-slurm.sh --bench would write.
 	why="cluster not run ($([ "$quick" = 1 ] && echo quick mode || echo --no-cluster))"
-	for n in import_latency import_throughput domain_create daemon_restart imexd_rss \
-		slurm_job_start; do
+	for n in import_latency import_throughput domain_create imexctl_noop \
+		domain_create_net daemon_restart imexd_rss slurm_job_start; do
 		echo "skip $n $why" >> "$raw"
 	done
 fi
