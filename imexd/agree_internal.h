@@ -52,7 +52,6 @@ struct imexd_agree {
 	uint64_t restart_at;
 	raft_id last_leader;
 	enum raft_state last_state;
-	uint64_t *heard;		/* by raft id: last message time */
 
 	struct imexd_agree_action *acts;
 	size_t n_acts, cap_acts, next_act;

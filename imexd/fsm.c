@@ -749,6 +749,10 @@ int imexd_fsm_apply(struct imexd_fsm *fsm, uint64_t index,
 		case IMEXD_CMD_CHANNEL_FREE:
 			err = free_channels(fsm, index, cmd, res);
 			break;
+		case IMEXD_CMD_NODE_JOIN:
+		case IMEXD_CMD_NODE_LEAVE:
+			err = refuse(res, EINVAL, "a node join or leave is not a table command");
+			break;
 		default:
 			err = evict(fsm, index, cmd, res);
 			break;

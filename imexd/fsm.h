@@ -73,7 +73,12 @@ enum imexd_cmd_type {
 	IMEXD_CMD_CHANNEL_FREE,
 	IMEXD_CMD_MEMBER_EVICT,
 
-	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_EVICT
+	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_EVICT,
+
+	/* Requests that change the raft configuration, not the table: they
+	 * travel as commands (FORWARD) but the leader never logs them. */
+	IMEXD_CMD_NODE_JOIN = 16,
+	IMEXD_CMD_NODE_LEAVE,
 };
 
 /* A node's fabric identity, as it reported it (NODE_SET). */
@@ -125,6 +130,15 @@ struct imexd_cmd {
 			char name[IMEX_NAME_MAX];
 			char member[IMEX_NAME_MAX];
 		} evict;
+		/* NODE_JOIN (all), NODE_LEAVE (name only): addr "" when the
+		 * node's address is its name; fabric identity as the node
+		 * reported it in its HELLO (the node layer fills it in). */
+		struct {
+			char name[IMEX_NAME_MAX];
+			char addr[IMEXD_ADDR_MAX + 1];
+			uint8_t fabric_uuid[16];
+			uint32_t partition;
+		} node;
 	} u;
 };
 

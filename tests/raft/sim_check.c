@@ -201,11 +201,14 @@ static void conf_add(struct sw *w, uint64_t at,
 	memset(f, 0, sizeof(*f));
 	f->at = at;
 	for (k = 0; k < conf->n; k++) {
-		raft_id id = conf->servers[k].id;
+		unsigned j;
 
-		if (conf->servers[k].role == RAFT_VOTER && id >= 1 &&
-		    id <= w->cfg.n)
-			f->voters[(id - 1) / 64] |= 1ull << ((id - 1) % 64);
+		/* Voters by node index (raft ids are hashes of the names). */
+		for (j = 0; j < w->cfg.n; j++)
+			if (imexd_cons_name_id(w->names[j]) == conf->servers[k].id)
+				break;
+		if (conf->servers[k].role == RAFT_VOTER && j < w->cfg.n)
+			f->voters[j / 64] |= 1ull << (j % 64);
 	}
 }
 

@@ -957,9 +957,10 @@ struct sw *sw_new(const struct sw_config *cfg)
 	}
 	for (i = 0; i < cfg->n; i++)
 		sw_restart(w, i);
-	/* The checker reads raft ids as node index + 1 (sorted names). */
+	/* The checker maps raft ids to nodes by their names. */
 	for (i = 0; i < cfg->n; i++)
-		CHECK(imexd_cons_id(sw_cons(w, 0), w->names[i]) == i + 1);
+		CHECK(imexd_cons_id(sw_cons(w, 0), w->names[i]) ==
+		      imexd_cons_name_id(w->names[i]));
 	return w;
 }
 

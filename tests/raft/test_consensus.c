@@ -48,7 +48,7 @@ static bool settled(struct hr *h, void *arg)
 	for (i = 1; i <= hr_n(h); i++) {
 		if (!hr_up(h, i))
 			continue;
-		if (imexd_cons_leader(hr_cons(h, i)) != l ||
+		if (imexd_cons_leader(hr_cons(h, i)) != hr_id(h, l) ||
 		    imexd_cons_term(hr_cons(h, i)) != imexd_cons_term(hr_cons(h, l)))
 			return false;
 	}
@@ -85,9 +85,9 @@ static void election(unsigned n)
 
 	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
 	l = hr_leader(h);
-	assert_int_equal(imexd_cons_role(hr_cons(h, l), l), RAFT_VOTER);
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, l)), RAFT_VOTER);
 	for (i = 1; i <= n; i++)
-		if (imexd_cons_role(hr_cons(h, l), i) == RAFT_VOTER)
+		if (imexd_cons_role(hr_cons(h, l), hr_id(h, i)) == RAFT_VOTER)
 			voters++;
 	assert_int_equal(voters, imexd_cons_voters(n));
 	printf("  %u nodes: leader n%02llu after %llu ms (term %llu)\n", n,
@@ -107,23 +107,36 @@ static void test_roster_ids_and_voters(void **state)
 	const char *roster[] = { "c", "a", "b" };
 	struct imexd_cons_config cfg = { .roster = roster, .n_roster = 3, .self = "b" };
 	const char *dup[] = { "a", "b", "a" };
+	const char *eq[] = { "a", "b=10.0.0.1" };
+	raft_id ida = imexd_cons_name_id("a");
 	struct imexd_cons *c;
 
 	(void)state;
+	/* Ids come from names: stable, 63 bits, not 0, roster order free. */
+	assert_int_not_equal(ida, 0);
+	assert_true(ida <= 0x7fffffffffffffffULL);
+	assert_int_equal(ida, imexd_cons_name_id("a"));
+	assert_int_not_equal(ida, imexd_cons_name_id("b"));
 	assert_int_equal(imexd_cons_new(&cfg, &c), 0);
-	assert_int_equal(imexd_cons_id(c, "a"), 1);
-	assert_int_equal(imexd_cons_id(c, "b"), 2);
-	assert_int_equal(imexd_cons_id(c, "c"), 3);
+	assert_int_equal(imexd_cons_id(c, "a"), ida);
+	assert_int_equal(imexd_cons_id(c, "c"), imexd_cons_name_id("c"));
 	assert_int_equal(imexd_cons_id(c, "d"), 0);
-	assert_string_equal(imexd_cons_name(c, 3), "c");
-	assert_null(imexd_cons_name(c, 4));
-	assert_int_equal(imexd_cons_self(c), 2);
+	assert_string_equal(imexd_cons_name(c, imexd_cons_name_id("c")), "c");
+	assert_null(imexd_cons_name(c, imexd_cons_name_id("d")));
+	assert_int_equal(imexd_cons_self(c), imexd_cons_name_id("b"));
 	imexd_cons_free(c);
 	cfg.roster = dup;
 	assert_int_equal(imexd_cons_new(&cfg, &c), -EINVAL);
-	cfg.roster = roster;
-	cfg.self = "zz";
+	cfg.roster = eq;
+	cfg.n_roster = 2;
 	assert_int_equal(imexd_cons_new(&cfg, &c), -EINVAL);
+	/* Not in the roster: allowed, it waits to be joined. */
+	cfg.roster = roster;
+	cfg.n_roster = 3;
+	cfg.self = "zz";
+	assert_int_equal(imexd_cons_new(&cfg, &c), 0);
+	assert_int_equal(imexd_cons_self(c), imexd_cons_name_id("zz"));
+	imexd_cons_free(c);
 	assert_int_equal(imexd_cons_voters(1), 1);
 	assert_int_equal(imexd_cons_voters(2), 1);
 	assert_int_equal(imexd_cons_voters(4), 3);
@@ -219,7 +232,8 @@ static void test_bad_inputs_refused(void **state)
 	raft_free(e);
 	m.append_entries.entries = NULL;
 	m.append_entries.n_entries = 0;
-	assert_int_equal(imexd_cons_receive(c, 2, 1, &m), -EINVAL); /* self */
+	assert_int_equal(imexd_cons_receive(c, 2, imexd_cons_self(c), &m),
+			 -EINVAL); /* self */
 	assert_int_equal(imexd_cons_term(c), 1);
 	/* Not the leader: refused, leader unknown. */
 	assert_int_equal(imexd_cons_submit(c, 3, "x", 1, 1, &index, &leader),
@@ -269,7 +283,7 @@ static void test_apply_order_identical(void **state)
 		rv = imexd_cons_submit(hr_cons(h, f), hr_now(h), "x", 1, 99,
 				       &index, &leader);
 		assert_int_equal(rv, -IMEXD_CONS_ENOTLEADER);
-		assert_int_equal(leader, l);
+		assert_int_equal(leader, hr_id(h, l));
 	}
 	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, NULL));
 	assert_int_equal(hr_acked(h), 60);
@@ -424,7 +438,7 @@ static unsigned count_role(struct hr *h, raft_id at, int role)
 	unsigned i, n = 0;
 
 	for (i = 1; i <= hr_n(h); i++)
-		if (imexd_cons_role(hr_cons(h, at), i) == role)
+		if (imexd_cons_role(hr_cons(h, at), hr_id(h, i)) == role)
 			n++;
 	return n;
 }
@@ -438,7 +452,7 @@ static bool replaced(struct hr *h, void *arg)
 	const struct replaced_arg *ra = arg;
 	raft_id l = hr_leader(h);
 
-	return l && imexd_cons_role(hr_cons(h, l), ra->lost) == RAFT_STANDBY &&
+	return l && imexd_cons_role(hr_cons(h, l), hr_id(h, ra->lost)) == RAFT_STANDBY &&
 	       count_role(h, l, RAFT_VOTER) == 5 &&
 	       hr_cons(h, l) && imexd_cons_applied(hr_cons(h, l)) > 0;
 }
@@ -464,7 +478,7 @@ static void test_lost_voter_replaced(void **state)
 		ra.lost = 0;
 		for (i = 1; i <= 9 && !ra.lost; i++)
 			if (i != l && hr_up(h, i) &&
-			    imexd_cons_role(hr_cons(h, l), i) == RAFT_VOTER)
+			    imexd_cons_role(hr_cons(h, l), hr_id(h, i)) == RAFT_VOTER)
 				ra.lost = i;
 		assert_int_not_equal(ra.lost, 0);
 		hr_crash(h, ra.lost);
@@ -604,6 +618,134 @@ static bool random_run(unsigned seed)
 	return ok;
 }
 
+static unsigned members_of(struct hr *h, unsigned at, int role)
+{
+	const struct raft_configuration *conf = imexd_cons_members(hr_cons(h, at));
+	unsigned i, n = 0;
+
+	for (i = 0; i < conf->n; i++)
+		if (role < 0 || conf->servers[i].role == role)
+			n++;
+	return n;
+}
+
+/* Nodes 1..4 follow one leader (node 5 waits to be joined). */
+static bool settled4(struct hr *h, void *arg)
+{
+	raft_id l = hr_leader(h);
+	unsigned i;
+
+	(void)arg;
+	for (i = 1; l && i <= 4; i++)
+		if (imexd_cons_leader(hr_cons(h, i)) != hr_id(h, l))
+			return false;
+	return l != 0;
+}
+
+struct member_goal {
+	unsigned members, voters;
+	unsigned applied; /* node that must have applied, 0: none */
+	unsigned count;
+};
+
+static bool membership_is(struct hr *h, void *arg)
+{
+	struct member_goal *g = arg;
+	raft_id l = hr_leader(h);
+
+	return l && members_of(h, l, -1) == g->members &&
+	       members_of(h, l, RAFT_VOTER) == g->voters &&
+	       imexd_cons_commit(hr_cons(h, l)) ==
+		       imexd_cons_applied(hr_cons(h, l)) &&
+	       (!g->applied || hr_applied_count(h, g->applied) == g->count);
+}
+
+/*
+ * A node outside the roster waits (never campaigns, forms no group); the
+ * leader adds it as standby, upkeep promotes it, it catches up; a member
+ * is removed; refusals say why; a restart of everyone keeps the
+ * membership the log holds (the roster still lacks the joined node).
+ */
+static void test_join_and_leave(void **state)
+{
+	struct hr_config cfg = {
+		.n = 5, .n_roster = 4, .seed = 11,
+		.election_timeout_ms = (unsigned)ET, .lost_voter_timeouts = 3,
+		.faults = lan,
+	};
+	struct member_goal g = { 0 };
+	struct hr *h = hr_new(&cfg);
+	raft_index index;
+	raft_id l, gone;
+	unsigned i;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled4, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	assert_int_not_equal(l, 5);
+	assert_int_equal(members_of(h, l, -1), 4);
+	assert_int_equal(members_of(h, 5, -1), 0);
+	assert_int_equal(imexd_cons_state(hr_cons(h, 5)), RAFT_FOLLOWER);
+	assert_int_equal(imexd_cons_term(hr_cons(h, 5)), 0);
+	submit_n(h, l, 0, 10, "cmd");
+	/* Refusals. */
+	assert_int_equal(hr_change(h, l, "n00", true, &index), -EALREADY);
+	assert_int_equal(hr_change(h, l, "zz", false, &index), -ENOENT);
+	assert_int_equal(hr_change(h, l, "", true, &index), -EINVAL);
+	{
+		char self[8];
+
+		snprintf(self, sizeof(self), "n%02u", (unsigned)l - 1);
+		assert_int_equal(hr_change(h, l, self, false, &index), -EDEADLK);
+	}
+	assert_int_equal(hr_change(h, l % 4 + 1, "n04", true, &index),
+			 -IMEXD_CONS_ENOTLEADER);
+	/* Join n04 (node 5) with an address. */
+	assert_int_equal(hr_change(h, l, "n04=10.0.0.5:7400", true, &index), 0);
+	assert_int_equal(hr_change(h, l, "n00", false, &index), -EBUSY);
+	g.members = 5;
+	g.voters = 5;
+	g.applied = 5;
+	g.count = 10;
+	assert_true(hr_run_until_pred(h, hr_now(h) + 20 * ET, membership_is, &g));
+	assert_true(hr_is_acked(h, "n04=10.0.0.5:7400", 17));
+	l = hr_leader(h);
+	assert_string_equal(imexd_cons_addr(hr_cons(h, l), hr_id(h, 5)),
+			    "10.0.0.5:7400");
+	hr_run_for(h, 2 * ET); /* node 5 learns its promotion's commit */
+	assert_int_equal(imexd_cons_role(hr_cons(h, 5), hr_id(h, 5)), RAFT_VOTER);
+	submit_n(h, l, 10, 5, "cmd");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "cmd14"));
+	/* Remove a member that is not the leader. */
+	gone = l == 1 ? 2 : 1;
+	{
+		char name[8];
+
+		snprintf(name, sizeof(name), "n%02u", (unsigned)gone - 1);
+		assert_int_equal(hr_change(h, l, name, false, &index), 0);
+	}
+	g.members = 4;
+	g.voters = 3;
+	g.applied = 0;
+	assert_true(hr_run_until_pred(h, hr_now(h) + 20 * ET, membership_is, &g));
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, gone)), -1);
+	/* Everyone restarts: the log, not the roster, says who is in. */
+	for (i = 1; i <= 5; i++)
+		hr_crash(h, i);
+	for (i = 1; i <= 5; i++)
+		hr_restart(h, i);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 20 * ET, membership_is, &g));
+	l = hr_leader(h);
+	assert_int_not_equal(l, gone);
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, 5)) >= 0, 1);
+	submit_n(h, l, 15, 3, "cmd");
+	g.applied = 5;
+	g.count = 18;
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, membership_is, &g));
+	hr_free(h);
+}
+
 static void test_random_faults_agreement(void **state)
 {
 	const char *one = getenv("IMEX_SEED");
@@ -637,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_partition_2_3),
 		cmocka_unit_test(test_lost_voter_replaced),
 		cmocka_unit_test(test_snapshot_catch_up),
+		cmocka_unit_test(test_join_and_leave),
 		cmocka_unit_test(test_random_faults_agreement),
 	};
 
