@@ -198,6 +198,13 @@ const struct raft_configuration *imexd_cons_members(const struct imexd_cons *c)
 	return &c->raft.configuration;
 }
 
+raft_index imexd_cons_members_index(const struct imexd_cons *c)
+{
+	return c->raft.configuration_uncommitted_index ?
+	       c->raft.configuration_uncommitted_index :
+	       c->raft.configuration_committed_index;
+}
+
 static bool conf_has(const struct raft_configuration *conf, raft_id id)
 {
 	unsigned i;

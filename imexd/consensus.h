@@ -183,8 +183,10 @@ const char *imexd_cons_name(const struct imexd_cons *c, raft_id id);
 const char *imexd_cons_addr(const struct imexd_cons *c, raft_id id);
 /* When a raft message from a known node came last (0: unknown). */
 uint64_t imexd_cons_heard(const struct imexd_cons *c, raft_id id);
-/* The current (latest, maybe uncommitted) configuration. */
+/* The current (latest, maybe uncommitted) configuration, and the index
+ * of the entry (or snapshot) it came from (0: none). */
 const struct raft_configuration *imexd_cons_members(const struct imexd_cons *c);
+raft_index imexd_cons_members_index(const struct imexd_cons *c);
 
 /* Allocate a server.  -EINVAL: bad roster (duplicate, empty, a name with
  * '=', two names of one id, too many), -ENOMEM.  self need not be in the
