@@ -230,10 +230,18 @@ static int on_action(struct imexd_agree *a, uint64_t now,
 		return on_state(a, ca);
 	case IMEXD_CONS_CHANGED:
 		r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
-		if (r && r->state == REQ_SUBMITTED)
-			return ag_req_finish(a, r, 0, "", NULL, ca->apply.index,
-					     NULL, 0);
-		return 0;
+		if (!r || r->state != REQ_SUBMITTED)
+			return 0;
+		if (r->type == IMEXD_CMD_NODE_LEAVE && !r->left) {
+			/* Out of the group: next out of the table, as a
+			 * command (dispatched after this drain). */
+			r->left = true;
+			r->state = REQ_WAIT;
+			r->retry_at = 0;
+			return 0;
+		}
+		return ag_req_finish(a, r, 0, "", NULL, ca->apply.index,
+				     NULL, 0);
 	}
 	return 0;
 }

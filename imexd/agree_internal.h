@@ -27,6 +27,8 @@ struct ag_req {
 	uint8_t *cmd;
 	size_t len;
 	uint64_t deadline, retry_at;
+	bool left;		/* NODE_LEAVE: out of the configuration; the
+				 * table command is next */
 };
 
 struct ag_scratch {

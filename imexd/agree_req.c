@@ -457,7 +457,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	int rv;
 
 	if (leader == imexd_cons_self(a->cons) &&
-	    (r->type == IMEXD_CMD_NODE_JOIN || r->type == IMEXD_CMD_NODE_LEAVE)) {
+	    (r->type == IMEXD_CMD_NODE_JOIN ||
+	     (r->type == IMEXD_CMD_NODE_LEAVE && !r->left))) {
 		rv = member_change(a, now, r);
 		if (rv <= 0)
 			return rv;
@@ -610,7 +611,8 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 		if (!strcmp(a->roster[i], from))
 			break;
 	if (!strcmp(from, a->self) ||
-	    (a->cons ? !imexd_cons_id(a->cons, from) : i == a->cfg.n_roster))
+	    (a->cons ? imexd_cons_role(a->cons, imexd_cons_id(a->cons, from)) < 0 :
+		       i == a->cfg.n_roster))
 		return ag_log(a, 4, "request from %s dropped: not a node of the group",
 			     from);
 	/* A duplicate of a request being served is the same request. */

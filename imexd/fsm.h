@@ -75,8 +75,10 @@ enum imexd_cmd_type {
 
 	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_EVICT,
 
-	/* Requests that change the raft configuration, not the table: they
-	 * travel as commands (FORWARD) but the leader never logs them. */
+	/* Requests that change the raft configuration: they travel as
+	 * commands (FORWARD).  A join is never logged; a leave is logged
+	 * after its configuration entry committed, and drops the node's
+	 * identity from the table (refused while a domain names it). */
 	IMEXD_CMD_NODE_JOIN = 16,
 	IMEXD_CMD_NODE_LEAVE,
 };

@@ -185,11 +185,12 @@ static int req_members(struct imexd_node *n, const struct imexd_request *r,
 		const struct imexd_member *m = &r->members[i];
 
 		k = node_roster_index(n, m->name);
-		if (k < 0 && node_is_member(n, m->name))
+		if (k < 0 && (node_is_member(n, m->name) ||
+			      imexd_fsm_node(node_fsm(n), m->name)))
 			continue;	/* joined: the group knows its address */
 		if (k < 0) {
 			snprintf(why, len,
-				 "node '%s' is not in this NVLink domain's node list (NODES_FILE)",
+				 "node '%s' is not a node of this NVLink domain (NODES_FILE, or 'imexctl node join')",
 				 m->name);
 			return EINVAL;
 		}
@@ -392,7 +393,8 @@ void node_hello(struct imexd_node *n, const char *name,
 	size_t i;
 	int j;
 
-	if (!hello || hello->type != IMEXD_MSG_HELLO)
+	if (!hello || (hello->type != IMEXD_MSG_HELLO &&
+		       hello->type != IMEXD_MSG_HELLO_ACK))
 		return;
 	for (i = 0; i < n->n_hellos && !h; i++)
 		if (!strcmp(n->hellos[i].name, name))

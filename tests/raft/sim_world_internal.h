@@ -53,6 +53,7 @@ struct sw_node {
 	struct imexd_raftlog *dead;
 	struct imexd_node *node;
 	bool up, full;
+	bool retired;		/* left the group: stays down */
 	enum sw_crash_point arm;
 	unsigned restarts;	/* also the instance */
 	struct imexd_def *k;

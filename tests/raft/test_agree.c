@@ -506,6 +506,8 @@ static void test_join_and_leave(void **state)
 		l = leader_of(t);
 		assert_int_equal(role_at(t, l, name), -1);
 		assert_int_equal(imexd_cons_members(cons_of(t, l))->n, 4);
+		/* Out of the table too: no domain can name it. */
+		assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[l].ag), name));
 		/* Not a member: a second leave says so. */
 		request_node(t, 0 == gone ? 2 : 0, 7, IMEXD_CMD_NODE_LEAVE,
 			     name, "", NULL);
