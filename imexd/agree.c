@@ -611,7 +611,12 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 
 	if (rv || !a->cons)
 		return rv;
+	/* The transport binds only names of NODES_FILE and of the
+	 * configurations seen: a sender this server does not know yet is
+	 * one of those (a node that joined while it was away). */
 	id = imexd_cons_id(a->cons, from);
+	if (!id)
+		id = imexd_cons_learn(a->cons, from);
 	if (!id || id == imexd_cons_self(a->cons))
 		return ag_log(a, 4, "raft message from %s dropped: not a peer in the roster",
 			     from);

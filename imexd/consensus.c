@@ -288,6 +288,17 @@ static int peer_add(struct imexd_cons *c, raft_id id, const char *address,
 	return p->name && (p->addr || !eq) ? 0 : -ENOMEM;
 }
 
+raft_id imexd_cons_learn(struct imexd_cons *c, const char *name)
+{
+	raft_id id;
+
+	if (!name || !name[0] || strchr(name, '=') ||
+	    strlen(name) >= IMEXD_CONS_NAME_MAX)
+		return 0;
+	id = imexd_cons_name_id(name);
+	return peer_add(c, id, name, false) ? 0 : id;
+}
+
 /* Learn the names of a new configuration (the leader's is the authority;
  * an id that names two nodes is ignored here and refused at join). */
 static int peers_learn(struct imexd_cons *c)
@@ -1398,9 +1409,16 @@ int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 
 	if (!rv && (!c->started || !imexd_cons_name(c, from) || from == c->self))
 		rv = -EINVAL;
-	/* Only members speak raft here; a node in no configuration (waiting
-	 * to be joined, or removed) listens to any node it knows. */
-	if (!rv && !is_member(c, from) && is_member(c, c->self))
+	/*
+	 * Votes count only among members: a node outside the group (never
+	 * joined, removed, or one that formed a group of its own from a
+	 * wrong NODES_FILE) gets none here and starts no election, so it
+	 * can never lead members.  Leader traffic is taken from any node the
+	 * transport delivered: a member that missed a join must still catch
+	 * up from the joined node when it leads.
+	 */
+	if (!rv && !is_member(c, from) && is_member(c, c->self) &&
+	    (msg->type == RAFT_REQUEST_VOTE || msg->type == RAFT_TIMEOUT_NOW))
 		rv = 1;
 	/* raft would keep a second snapshot's buffers without using them;
 	 * the leader sends it again later. */

@@ -12,9 +12,10 @@
  * address is its name, or "name=addr" when a join gave an address.  The
  * roster (NODES_FILE) only forms the first configuration and names nodes;
  * after that the configuration in the log is the authority: nodes it adds
- * are learnt from it.  Raft messages are taken only from members of the
- * current configuration, except on a node that is in none (it waits to be
- * joined, or was removed): it listens to every node it knows.
+ * are learnt from it.  Vote requests are taken only from members of the
+ * current configuration (a node in none, waiting to be joined or
+ * removed, takes them from any node); other messages from any node the
+ * caller knows (imexd_cons_learn: the transport authenticated it).
  *
  * Bootstrap: a node of the roster that starts with nothing stored (no
  * snapshot, no entries) begins from entry 1 = the initial configuration
@@ -181,6 +182,9 @@ raft_id imexd_cons_name_id(const char *name);
 raft_id imexd_cons_id(const struct imexd_cons *c, const char *name);
 const char *imexd_cons_name(const struct imexd_cons *c, raft_id id);
 const char *imexd_cons_addr(const struct imexd_cons *c, raft_id id);
+/* Know node `name` (a sender the transport authenticated): its id, or
+ * 0 (bad name, its id another node's, the table full, no memory). */
+raft_id imexd_cons_learn(struct imexd_cons *c, const char *name);
 /* When a raft message from a known node came last (0: unknown). */
 uint64_t imexd_cons_heard(const struct imexd_cons *c, raft_id id);
 /* The current (latest, maybe uncommitted) configuration, and the index

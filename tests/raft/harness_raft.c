@@ -733,6 +733,10 @@ static void deliver(struct hr *h, size_t i)
 		msg_free(&q.m);
 		return;
 	}
+	/* The sender is authenticated: the receiver learns its name, as
+	 * agree does. */
+	CHECK(imexd_cons_learn(nd->cons, h->names[q.from - 1]) ==
+	      hr_id(h, q.from));
 	input_done(h, q.to, imexd_cons_receive(nd->cons, h->now,
 					       hr_id(h, q.from), &q.m));
 	/* The entries array stays ours; the batch went to raft. */

@@ -639,7 +639,7 @@ static void mk_node(struct req_buf *b, uint32_t cmd, struct sw *w,
 	snprintf(b->r.member, sizeof(b->r.member), "%s", sw_name(w, node));
 	if (addr)
 		snprintf(b->r.addr, sizeof(b->r.addr), "%s:%u",
-			 sw_name(w, node), IMEXD_DEFAULT_PORT);
+			 sw_name(w, node), (unsigned int)IMEXD_DEFAULT_PORT);
 }
 
 /*
