@@ -57,14 +57,13 @@ struct cons_snap {
 struct imexd_cons {
 	struct raft raft;
 	bool started;
-	char **names; /* the roster, sorted (the bootstrap entry's order) */
-	unsigned n;
-	raft_id self;
 	bool self_in_roster;
+	char **names; /* the roster (n), sorted: the bootstrap entry's order */
+	raft_id self;
 	struct cons_peer *peers; /* sorted by id; bounded by ROSTER_MAX */
 	size_t n_peers, cap_peers;
 	raft_index known_conf[2]; /* configuration indexes peers were learnt at */
-	unsigned et, k, snap_threshold, snap_trailing;
+	unsigned n, et, k, snap_threshold, snap_trailing;
 
 	struct cons_entry *log;
 	size_t log_n, log_cap;
@@ -1685,7 +1684,7 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 		return -EBUSY;
 	id = imexd_cons_name_id(name);
 	p = peer_find(c, id);
-	if (p && strcmp(p->name, name) && (p->roster || is_member(c, id)))
+	if (p && strcmp(p->name, name))
 		return -EEXIST; /* another node's id */
 	if (add ? is_member(c, id) : !is_member(c, id))
 		return add ? -EALREADY : -ENOENT;

@@ -1025,9 +1025,7 @@ int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
 	}
 	pe = &p->peers[i < 0 ? (int)p->npeers - 1 : i];
 	/* A joined node's address: the join's, else the one known. */
-	if (addr && addr[0])
-		snprintf(pe->addr, sizeof(pe->addr), "%s", norm);
-	else if (!pe->addr[0])
+	if ((addr && addr[0]) || !pe->addr[0])
 		snprintf(pe->addr, sizeof(pe->addr), "%s", norm);
 	if (pe->gone) {
 		pe->gone = false;

@@ -102,7 +102,7 @@ static void test_which_logs_start(void **state)
 /* ---- a small network of agree parts -------------------------------------- */
 
 #define NN 5
-#define ET 1000
+#define ET ((uint64_t)1000)
 
 static const uint8_t fabric[16] = { 0xfa, 0xb1 };
 
@@ -234,7 +234,7 @@ static void node_start(struct tnet *t, unsigned i)
 	struct tnode *nd = &t->nodes[i];
 	struct imexd_agree_config cfg = {
 		.roster = roster, .n_roster = t->n_roster, .self = nd->name,
-		.election_timeout_ms = ET, .seed = 7 + i,
+		.election_timeout_ms = (unsigned)ET, .seed = 7 + i,
 	};
 	struct imexd_raftlog_io io;
 	char note[256], err[256];
