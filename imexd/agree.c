@@ -143,7 +143,10 @@ static int on_state(struct imexd_agree *a, const struct imexd_cons_action *ca)
 					      NULL;
 	a->last_leader = ca->state.leader;
 	a->last_state = ca->state.state;
-	return ca->state.leader_name && !act->leader ? -ENOMEM : 0;
+	if (ca->state.leader_name && !act->leader)
+		return -ENOMEM;
+	return ca->state.leader_name ?
+	       ag_leader_moved(a, ca->state.leader_name) : 0;
 }
 
 static int done_push(struct imexd_agree *a, bool snapshot, raft_index last)

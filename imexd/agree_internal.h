@@ -29,6 +29,7 @@ struct ag_req {
 	uint64_t deadline, retry_at;
 	bool left;		/* NODE_LEAVE: out of the configuration; the
 				 * table command is next */
+	bool repeated;		/* forwarded again after its leader was lost */
 };
 
 struct ag_scratch {
@@ -103,6 +104,7 @@ struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
 		       size_t len);
 void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf, size_t size);
 int ag_dispatch(struct imexd_agree *a, uint64_t now);
+int ag_leader_moved(struct imexd_agree *a, const char *leader);
 int ag_expire(struct imexd_agree *a, uint64_t now);
 
 /* agree.c */

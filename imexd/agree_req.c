@@ -495,6 +495,49 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	return act->to && act->data ? 0 : -ENOMEM;
 }
 
+/*
+ * A new leader is known: requests forwarded to another node may never be
+ * answered (a leader powered off leaves its connection open for a while).
+ * Forward them again, to the new leader, if doing one twice leaves the
+ * same outcome: a create carries its UUID (a repeat finds it made), and a
+ * repeated delete, evict or free that finds nothing to do says the lost
+ * leader may have done it (imexd_agree_reply).  Any other change may or
+ * may not have been made by the lost leader: say so now rather than at the
+ * request's timeout.
+ */
+int ag_leader_moved(struct imexd_agree *a, const char *leader)
+{
+	size_t i = 0;
+	int rv;
+
+	while (i < a->n_reqs) {
+		struct ag_req *r = &a->reqs[i];
+
+		if (r->state != REQ_FORWARDED || !strcmp(r->peer, leader)) {
+			i++;
+			continue;
+		}
+		switch (r->type) {
+		case IMEXD_CMD_NODE_SET:
+		case IMEXD_CMD_DOMAIN_CREATE:
+		case IMEXD_CMD_DOMAIN_DELETE:
+		case IMEXD_CMD_MEMBER_EVICT:
+		case IMEXD_CMD_CHANNEL_FREE:
+			r->state = REQ_WAIT;
+			r->retry_at = 0;
+			r->repeated = true;
+			i++;
+			continue;
+		}
+		rv = ag_req_finish(a, r, EAGAIN,
+				   "leadership changed before the change was answered; it may or may not have been made: check and retry",
+				   NULL, 0, NULL, 0);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
 int ag_dispatch(struct imexd_agree *a, uint64_t now)
 {
 	uint64_t *ids;
@@ -545,6 +588,10 @@ int ag_expire(struct imexd_agree *a, uint64_t now)
 		else if (r->state == REQ_WAIT)
 			snprintf(text, sizeof(text), "%s%sno leader reachable: the %s was not made",
 				 q, q[0] ? "; " : "", imexd_cmd_type_name(r->type));
+		else if (r->state == REQ_FORWARDED)
+			/* A follower hears only the leader: no count here. */
+			snprintf(text, sizeof(text), "the leader (%s) did not answer in time: the %s may or may not have been made; check and retry",
+				 r->peer, imexd_cmd_type_name(r->type));
 		else if (q[0])
 			snprintf(text, sizeof(text), "%s: the %s may or may not have been made; check and retry",
 				 q, imexd_cmd_type_name(r->type));
@@ -661,6 +708,14 @@ int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 			/* Never submitted there: find the leader again. */
 			r->state = REQ_WAIT;
 			r->retry_at = now + a->et / 10 + 1;
+		} else if (r->repeated && error == ENOENT) {
+			char text[IMEXD_MESSAGE_MAX + 1];
+
+			/* The lost leader's copy may have done it. */
+			snprintf(text, sizeof(text), "%s (the request went again to the new leader; the lost leader may have made it)",
+				 message ? message : "");
+			rv = ag_req_finish(a, r, error, text, def, index, ids,
+					   nids);
 		} else {
 			rv = ag_req_finish(a, r, error, message ? message : "",
 					def, index, ids, nids);

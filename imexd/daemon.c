@@ -853,7 +853,7 @@ static int open_raftlog(struct daemon *d)
 	r = imexd_raftlog_open(&d->rlog, &io, note, sizeof(note), err,
 			       sizeof(err));
 	if (r < 0)
-		return fail("%s: the raft log is damaged: restore %s from a backup, or move it away to have this node start empty and catch up from its peers",
+		return fail("%s: the raft log is damaged: in a group, move %s aside to have this node start empty and catch up from its peers (an older copy would forget the votes it gave); a single node has no peers: restore it from a backup",
 			    err, dir);
 	if (note[0])
 		log_warn("%s", note);
@@ -928,10 +928,10 @@ static int start(struct daemon *d)
 	if (r < 0)
 		return fail("state directory %s: %s: create it (mode 0700) or set STATE_DIRECTORY",
 			    d->cfg.state_directory, err[0] ? err : strerror(-r));
-	r = imexd_store_node_uuid(d->store, d->node_uuid);
+	r = imexd_store_node_uuid(d->store, d->node_uuid, err, sizeof(err));
 	if (r < 0)
 		return fail("cannot read or create this node's UUID in %s/node.json: %s: if the file is damaged, restore it from a backup (a new UUID makes this node a stranger to its domains)",
-			    d->cfg.state_directory, strerror(-r));
+			    d->cfg.state_directory, err[0] ? err : strerror(-r));
 	r = start_kernel(d);
 	if (r < 0)
 		return r;

@@ -549,6 +549,45 @@ static int check_room(const struct imexd_fsm *fsm, const struct node_set *s,
 	return 0;
 }
 
+/*
+ * The same create again: its UUID and members.  A request forwarded to a
+ * leader that was then lost is forwarded again to the next one; if the
+ * first copy was committed after all, the second finds it made.
+ */
+static bool same_create(const struct imexd_def *d, const struct imexd_cmd *cmd)
+{
+	uint16_t i;
+
+	if (memcmp(d->uuid, cmd->u.create.uuid, sizeof(d->uuid)) ||
+	    d->nmembers != cmd->u.create.nmembers)
+		return false;
+	for (i = 0; i < cmd->u.create.nmembers; i++)
+		if (def_member(d, cmd->u.create.members[i].name) < 0)
+			return false;
+	return true;
+}
+
+/* Answer a repeated create with the domain as it is; nothing changes. */
+static int made_already(const struct imexd_def *d,
+			struct imexd_fsm_result *res)
+{
+	uint32_t i;
+
+	if (imexd_def_copy(&res->def, d))
+		return -ENOMEM;
+	if (d->nchannels) {
+		res->ids = calloc(d->nchannels, sizeof(*res->ids));
+		if (!res->ids) {
+			imexd_def_free(&res->def);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < d->nchannels; i++)
+		res->ids[i] = d->channels[i].id;
+	res->nids = d->nchannels;
+	return 0;
+}
+
 static int create(struct imexd_fsm *fsm, uint64_t index,
 		  const struct imexd_cmd *cmd, struct imexd_fsm_result *res)
 {
@@ -562,6 +601,8 @@ static int create(struct imexd_fsm *fsm, uint64_t index,
 	int err;
 
 	pos = dom_pos(fsm, cmd->u.create.name, &found);
+	if (found && same_create(&fsm->domains[pos], cmd))
+		return made_already(&fsm->domains[pos], res);
 	if (found)
 		return refuse(res, EEXIST, "domain '%s' already exists",
 			      cmd->u.create.name);

@@ -236,10 +236,11 @@ void imexd_store_close(struct imexd_store *s)
 	free(s);
 }
 
-static int node_uuid_read(struct imexd_store *s, uint8_t uuid[16])
+static int node_uuid_read(struct imexd_store *s, uint8_t uuid[16], char *err,
+			  size_t errlen)
 {
 	static const char *const keys[] = { "uuid" };
-	struct jctx c = { NULL, 0 };
+	struct jctx c = { err, errlen };
 	char *buf = NULL;
 	json_object *o;
 	size_t len;
@@ -288,8 +289,11 @@ static int node_uuid_create(struct imexd_store *s, uint8_t uuid[16])
 	return ret;
 }
 
-int imexd_store_node_uuid(struct imexd_store *s, uint8_t uuid[16])
+int imexd_store_node_uuid(struct imexd_store *s, uint8_t uuid[16], char *err,
+			  size_t errlen)
 {
+	if (errlen)
+		err[0] = '\0';
 	if (!s || !uuid)
 		return -EINVAL;
 	if (!s->have_uuid) {
@@ -297,7 +301,7 @@ int imexd_store_node_uuid(struct imexd_store *s, uint8_t uuid[16])
 		int ret;
 
 		/* A damaged node.json is an error, never a new identity. */
-		ret = node_uuid_read(s, u);
+		ret = node_uuid_read(s, u, err, errlen);
 		if (ret == -ENOENT)
 			ret = node_uuid_create(s, u);
 		if (ret)

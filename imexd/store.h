@@ -22,7 +22,9 @@ int imexd_store_open(struct imexd_store **store, const char *dir, char *err,
 		     size_t errlen);
 void imexd_store_close(struct imexd_store *store);
 
-/* This node's UUID, created (random) and stored on first use. */
-int imexd_store_node_uuid(struct imexd_store *store, uint8_t uuid[16]);
+/* This node's UUID, created (random) and stored on first use.  0 or
+ * -errno; a damaged file gives -EBADMSG with what is wrong in @err. */
+int imexd_store_node_uuid(struct imexd_store *store, uint8_t uuid[16],
+			  char *err, size_t errlen);
 
 #endif /* IMEXD_STORE_H */

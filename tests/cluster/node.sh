@@ -11,6 +11,8 @@
 #   node.sh def NAME              the domain as this kernel holds it, on one
 #                                 line ("none" if it does not), to compare
 #                                 across nodes
+#   node.sh leader                the Raft leader this daemon last logged
+#                                 (empty if none is known)
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
 cd "$(dirname "$0")/../.." || exit 2
@@ -92,6 +94,10 @@ def)
 		tr '\n' ' '
 	echo "channels=$($NL channels | grep " name=$1 " |
 		sed 's/.* channel=\([0-9]*\) .*/\1/' | sort -n | tr '\n' ,)"
+	;;
+leader)
+	sed -n 's/.*raft: term [0-9]*, leader \([^ ]*\)$/\1/p; s/.*raft: term [0-9]*, no leader known$//p' \
+		"$IMEX_VM_OUT/imexd.log" | tail -n 1
 	;;
 dead)
 	wait_for 10 sh -c "! kill -0 $(cat "$run/imexd.pid") 2>/dev/null"

@@ -145,25 +145,25 @@ static void test_node_uuid_is_created_once_and_kept(void **state)
 	struct imexd_store *s2;
 	char err[256], path[4200], *other;
 
-	assert_int_equal(imexd_store_node_uuid(f->store, a), 0);
+	assert_int_equal(imexd_store_node_uuid(f->store, a, NULL, 0), 0);
 	assert_memory_not_equal(a, zero, 16);
 	assert_int_equal(a[6] >> 4, 4);			/* random UUID */
 	assert_int_equal(a[8] & 0xc0, 0x80);
-	assert_int_equal(imexd_store_node_uuid(f->store, b), 0);
+	assert_int_equal(imexd_store_node_uuid(f->store, b, NULL, 0), 0);
 	assert_memory_equal(a, b, 16);
 	snprintf(path, sizeof(path), "%s/node.json", f->dir);
 	assert_int_equal(mode_of(path), 0600);
 
 	/* Another open of the same directory: the same UUID. */
 	assert_int_equal(imexd_store_open(&s2, f->dir, err, sizeof(err)), 0);
-	assert_int_equal(imexd_store_node_uuid(s2, c), 0);
+	assert_int_equal(imexd_store_node_uuid(s2, c, NULL, 0), 0);
 	assert_memory_equal(a, c, 16);
 	imexd_store_close(s2);
 
 	/* Another directory: another UUID. */
 	other = make_tmpdir();
 	assert_int_equal(imexd_store_open(&s2, other, err, sizeof(err)), 0);
-	assert_int_equal(imexd_store_node_uuid(s2, c), 0);
+	assert_int_equal(imexd_store_node_uuid(s2, c, NULL, 0), 0);
 	assert_memory_not_equal(a, c, 16);
 	imexd_store_close(s2);
 	rm_tree(other);
@@ -188,7 +188,9 @@ static void test_damaged_node_uuid_is_an_error_not_a_new_identity(void **state)
 
 		write_file(path, damaged[i]);
 		assert_int_equal(imexd_store_open(&s2, f->dir, err, sizeof(err)), 0);
-		assert_int_equal(imexd_store_node_uuid(s2, u), -EBADMSG);
+		assert_int_equal(imexd_store_node_uuid(s2, u, err, sizeof(err)),
+				 -EBADMSG);
+		assert_true(err[0] != '\0');	/* says what is wrong */
 		imexd_store_close(s2);
 		fp = fopen(path, "r");
 		buf[fread(buf, 1, sizeof(buf) - 1, fp)] = '\0';
@@ -197,7 +199,7 @@ static void test_damaged_node_uuid_is_an_error_not_a_new_identity(void **state)
 	}
 	write_file(path, "{ \"uuid\": \"0A0B0C0D-0000-4000-8000-000000000001\" }\n");
 	assert_int_equal(imexd_store_open(&s2, f->dir, err, sizeof(err)), 0);
-	assert_int_equal(imexd_store_node_uuid(s2, u), 0);
+	assert_int_equal(imexd_store_node_uuid(s2, u, NULL, 0), 0);
 	assert_int_equal(u[0], 0x0a);
 	assert_int_equal(u[15], 0x01);
 	imexd_store_close(s2);

@@ -416,6 +416,44 @@ static unsigned fail4(unsigned seed)
 	return v;
 }
 
+/*
+ * A delete forwarded to the leader just as the leader is cut off (as when
+ * it is powered off: its connections stay up for a while) goes again to
+ * the next leader and is made there, instead of waiting out its timeout.
+ */
+static unsigned lost_leader(unsigned seed)
+{
+	struct sw *w = world(5, seed);
+	unsigned all[] = { 0, 1, 2, 3, 4 };
+	bool side[5] = { false, false, false, false, false };
+	struct sw_req *r;
+	struct req_buf rb;
+	unsigned f, v;
+	int l;
+
+	sw_run_pred(w, 50 * ET, converged);
+	mk_create(&rb, w, "A", 0xa6, all, 5, 1, NULL, 0);
+	r = request(w, 0, &rb);
+	EXPECT(w, r && !r->error);
+	sw_run_pred(w, 50 * ET, converged);
+	l = sw_leader(w);
+	EXPECT(w, l >= 0);
+	if (l < 0)
+		l = 0;
+	f = ((unsigned)l + 1) % 5;
+	side[l] = true;
+	sw_partition(w, side);
+	mk_simple(&rb, IMEX_CMD_DOMAIN_DELETE, "A", NULL);
+	r = request(w, f, &rb);
+	EXPECT(w, r && r->done && !r->error);
+	sw_heal(w);
+	sw_run_for(w, 50 * ET);
+	sw_check_final(w);
+	v = sw_violations(w);
+	sw_free(w);
+	return v;
+}
+
 /* Failure 5: during a 2|3 partition only the majority can evict; the
  * minority's evict fails and says there is no quorum. */
 static unsigned fail5(unsigned seed)
@@ -713,6 +751,8 @@ static void scenarios(unsigned seed)
 	      fail4(seed));
 	named("failure 5: evict in a 2|3 partition only on the majority",
 	      fail5(seed));
+	named("a delete sent to a leader cut off at once is made by the next one",
+	      lost_leader(seed));
 	named("a member restored from a snapshot reports READY at the new generation",
 	      snap_ready(seed));
 	named("membership: join a node to a running 4-node group, a domain on it, another leaves",

@@ -759,6 +759,33 @@ static void test_create_by_count_lowest_free_everywhere(void **state)
 	assert_string_equal(d->members[0].addr, "d:1");
 }
 
+/* The same create again (forwarded again after its leader was lost):
+ * answered with the domain as made, and nothing changes. */
+static void test_create_repeated(void **state)
+{
+	struct tf *t = *state;
+	struct imexd_fsm_result r;
+	const struct imexd_def *d;
+	struct imexd_cmd c;
+	uint64_t gen;
+
+	cluster(t);
+	create_ok(t, create_cmd("d1", 1, "a,b", 2, NULL, 0), "0,1");
+	gen = imexd_fsm_domain(t->fsm, "d1")->generation;
+	c = create_cmd("d1", 1, "b,a", 2, NULL, 0);
+	apply(t, &c, &r);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.nids, 2);
+	assert_int_equal(r.ids[0], 0);
+	assert_int_equal(r.ids[1], 1);
+	d = imexd_fsm_domain(t->fsm, "d1");
+	assert_true(imexd_def_equal(d, &r.def));
+	assert_int_equal(d->generation, gen);
+	imexd_fsm_result_free(&r);
+	/* Nothing else was taken: the next create gets channel 2. */
+	create_ok(t, create_cmd("d2", 2, "a", 1, NULL, 0), "2");
+}
+
 static void test_create_refusals(void **state)
 {
 	struct tf *t = *state;
@@ -770,6 +797,9 @@ static void test_create_refusals(void **state)
 	create_ok(t, create_cmd("d1", 1, "a,b", 0, (const uint32_t[]){ 1, 5 }, 2), "1,5");
 	refused(t, create_cmd("d1", 9, "c", 1, NULL, 0), EEXIST,
 		"domain 'd1' already exists");
+	/* Its UUID with other members is another create. */
+	refused(t, create_cmd("d1", 1, "a,c", 0, (const uint32_t[]){ 1, 5 }, 2),
+		EEXIST, "domain 'd1' already exists");
 	refused(t, create_cmd("d9", 1, "c", 1, NULL, 0), EEXIST,
 		"domain UUID of 'd9' is already in use by domain 'd1'");
 	refused(t, create_cmd("d9", 9, "a,q", 1, NULL, 0), EHOSTUNREACH,
@@ -1755,6 +1785,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nodes_bound, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_create_by_count_lowest_free_everywhere,
 						tf_setup, tf_teardown),
+		cmocka_unit_test_setup_teardown(test_create_repeated, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_create_refusals, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_members_bound, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_channels_per_command_bound,
