@@ -54,7 +54,8 @@ step "building"
 # the request at a follower to READY on all 18 members, against the
 # simulated RTT; messages against N.  Deterministic: one run is every run.
 # The raft count is RAFT frames; "all" adds the forward, the answer and the
-# heartbeats that fall before READY.
+# heartbeats that fall before READY.  The create starts just after the
+# leader's heartbeat round: the counts are what the create sends.
 step "simulator: 144-node create"
 if out=$(tests/raft/build/sim_agree_fast scale 144 2>&1); then
 	echo "$out" >> "$log"
@@ -62,7 +63,7 @@ if out=$(tests/raft/build/sim_agree_fast scale 144 2>&1); then
 	ms=$(printf '%s\n' "$line" | sed -n 's/.* in \([0-9.]*\) ms = .*/\1/p')
 	rtt=$(printf '%s\n' "$line" | sed -n 's/.*(RTT \([0-9.]*\) ms).*/\1/p')
 	msgs=$(printf '%s\n' "$out" | sed -n 's/.*raft messages \([0-9]*\) .*/\1/p')
-	all=$(printf '%s\n' "$out" | sed -n 's/.*all messages \([0-9]*\) .*/\1/p')
+	all=$(printf '%s\n' "$out" | sed -n 's/.*all messages \([0-9]*\).*/\1/p')
 	if [ -n "$ms" ] && [ -n "$rtt" ] && [ -n "$msgs" ] && [ -n "$all" ]; then
 		{ echo "sample sim_create_time $ms $rtt"; echo "sample sim_create_msgs $msgs 144"
 		  echo "sample sim_create_msgs_all $all 144"; } >> "$raw"
@@ -72,6 +73,35 @@ if out=$(tests/raft/build/sim_agree_fast scale 144 2>&1); then
 else
 	echo "$out" >> "$log"
 	bad "sim_agree_fast scale 144 failed (see $log)"
+fi
+
+# Raft figures in the node simulator: a quiet group of five nodes per seed
+# (9 seeds), the daemon's default election timeout (1000 ms), 5 ms one way.
+# Commit latency (request at the leader -> the leader counts it committed
+# on a majority) and a member's restart -> READY on every member against
+# the simulated RTT; the raft messages of a create naming all five, against
+# N; the leader killed -> a new leader against the election timeout (the
+# median, and the worst of the 9).
+step "simulator: commit latency, restart, leader failover"
+if out=$(tests/raft/build/sim_agree_fast failover 9 2>&1); then
+	echo "$out" >> "$log"
+	times=$(printf '%s\n' "$out" | sed -n 's/^failover: .* RTT \([0-9]*\) ms, election timeout \([0-9]*\) ms$/\1 \2/p')
+	read -r rtt et <<< "$times"
+	runs=$(printf '%s\n' "$out" | sed -n 's/^failover seed [0-9]*: commit \([0-9]*\) ms, create \([0-9]*\) raft msgs, restart to READY \([0-9]*\) ms, new leader \([0-9]*\) ms$/\1 \2 \3 \4/p')
+	if [ -n "${rtt:-}" ] && [ -n "${et:-}" ] && [ -n "$runs" ]; then
+		printf '%s\n' "$runs" | while read -r c m r e; do
+			echo "sample sim_commit $c $rtt"
+			echo "sample sim_create5_msgs $m 5"
+			echo "sample sim_restart $r $rtt"
+			echo "sample sim_failover $e $et"
+		done >> "$raw"
+		echo "sample sim_failover_max $(printf '%s\n' "$runs" | awk '{print $4}' | sort -n | tail -1) $et" >> "$raw"
+	else
+		bad "cannot read the simulator's failover output"
+	fi
+else
+	echo "$out" >> "$log"
+	bad "sim_agree_fast failover failed (see $log)"
 fi
 
 step "single VM: memory, CDI, open+close, resolve ($reps repetition(s))"

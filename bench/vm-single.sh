@@ -4,7 +4,7 @@
 #   vm-single.sh REPS OPEN_ITER RESOLVE_ITER [DOMAINS]
 # DOMAINS (default 64) domains of 32 channels each; `make bench` uses 64,
 # all 2048 channels, the quick mode fewer.  Domains are made as the
-# manager would (prepare + commit on one attached socket): the point is the
+# manager would (DOMAIN_SET on one attached socket): the point is the
 # memory they hold, not the request path.
 # Raw result lines go to $IMEX_VM_OUT/raw.txt (see bench/report.c).
 cd "$(dirname "$0")/.." || exit 2
@@ -40,24 +40,18 @@ slab_growth() {
 phase() { echo "# $(cut -d' ' -f1 /proc/uptime) s: $*"; }
 
 # Manager scripts: DOMAINS domains m0.. of 32 channels; one domain "cdi"
-# with the same channels (created, then grown 32 at a time: one message
-# holds about that many); and their deletions.
-k=1000
+# with the same channels (created with 32, then grown 32 at a time, as a
+# domain grows by allocations); and their deletions.
 { echo attach; for d in $(seq 0 $((ndom - 1))); do
-	echo "prepare change=$((k + d)) op=create name=m$d uuid=aaaaaaaa-0000-0000-0000-$(printf %012x "$d") fabric=$FABRIC members=$NODE channels=$((d * 32))-$((d * 32 + 31))"
-	echo "commit change=$((k + d))"
+	echo "set name=m$d uuid=aaaaaaaa-0000-0000-0000-$(printf %012x "$d") fabric=$FABRIC members=$NODE gen=1 channels=$((d * 32))-$((d * 32 + 31))"
 done; } > "$script.create"
 { echo attach; for d in $(seq 0 $((ndom - 1))); do
-	echo "prepare change=$((k + 100 + d)) op=delete name=m$d"
-	echo "commit change=$((k + 100 + d))"
+	echo "remove name=m$d"
 done; } > "$script.delete"
-{ echo attach; echo "prepare change=$((k + 200)) op=create name=cdi uuid=aaaaaaaa-0000-0000-0000-0000000cd100 fabric=$FABRIC members=$NODE channels=0-31"
-  echo "commit change=$((k + 200))"
-  for d in $(seq 1 $((ndom - 1))); do
-	echo "prepare change=$((k + 200 + d)) op=add name=cdi channels=$((d * 32))-$((d * 32 + 31))"
-	echo "commit change=$((k + 200 + d))"
+{ echo attach; for d in $(seq 0 $((ndom - 1))); do
+	echo "set name=cdi uuid=aaaaaaaa-0000-0000-0000-0000000cd100 fabric=$FABRIC members=$NODE gen=$((d + 1)) channels=0-$((d * 32 + 31))"
   done; } > "$script.cdi"
-printf 'attach\nprepare change=%d op=delete name=cdi\ncommit change=%d\n' $((k + 300)) $((k + 300)) > "$script.cdi-delete"
+printf 'attach\nremove name=cdi\n' > "$script.cdi-delete"
 nch=$((ndom * 32))
 
 for r in $(seq "$reps"); do
@@ -97,22 +91,19 @@ $NL -q delete name=oc || fail "delete oc"
 serve_stop
 
 # channel_open_busy (see bench/local.c): open+close of domain ob's channel
-# while one manager (the loader) grants domain nb 4096 channels and revokes
-# them again, in a loop.  4097 channel ids: reload with max_channels=8192.
+# while one manager (the loader) grows domain nb from 1 to 4096 channels
+# (the most one DOMAIN_SET carries) and back, in a loop.  Channel 8191
+# keeps nb: reload with max_channels=8192.
 phase "open+close next to a 4096-channel grant"
 imex_unload
 imex_load fabric_uuid=$FABRIC_UUID fabric_partition=$FABRIC_PART max_channels=8192
 { echo attach
-  echo "prepare change=1 op=create name=ob uuid=aaaaaaaa-0000-0000-0000-0000000000b0 fabric=$FABRIC members=$NODE channels=5 mode=0666"
-  echo "commit change=1"
-  echo "prepare change=2 op=create name=nb uuid=aaaaaaaa-0000-0000-0000-0000000000b1 fabric=$FABRIC members=$NODE channels=8191"
-  echo "commit change=2"
+  echo "set name=ob uuid=aaaaaaaa-0000-0000-0000-0000000000b0 fabric=$FABRIC members=$NODE gen=1 channels=5 mode=0666"
+  echo "set name=nb uuid=aaaaaaaa-0000-0000-0000-0000000000b1 fabric=$FABRIC members=$NODE gen=1 channels=8191"
   echo "sh touch /tmp/bench-loader-ready"
   for i in $(seq 1 1000); do
-	echo "prepare change=$((10 + 2 * i)) op=add name=nb channels=16-4111"
-	echo "commit change=$((10 + 2 * i))"
-	echo "prepare change=$((11 + 2 * i)) op=remove name=nb channels=16-4111"
-	echo "commit change=$((11 + 2 * i))"
+	echo "set name=nb uuid=aaaaaaaa-0000-0000-0000-0000000000b1 fabric=$FABRIC members=$NODE gen=$((10 + 2 * i)) channels=16-4110,8191"
+	echo "set name=nb uuid=aaaaaaaa-0000-0000-0000-0000000000b1 fabric=$FABRIC members=$NODE gen=$((11 + 2 * i)) channels=8191"
   done
   echo hold; } > "$script.busy"
 $NL -q -f "$script.busy" > "$IMEX_VM_OUT/loader.log" 2>&1 &

@@ -664,15 +664,39 @@ int imexd_agree_tick(struct imexd_agree *a, uint64_t now)
 	return ag_settle(a, now);
 }
 
+int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name)
+{
+	raft_id id;
+	int rv = ag_begin(a);
+
+	if (rv || !a->cons || !a->started)
+		return rv;
+	id = imexd_cons_id(a->cons, name);
+	if (!id || id == imexd_cons_self(a->cons) ||
+	    imexd_cons_state(a->cons) != RAFT_LEADER)
+		return 0;
+	rv = imexd_cons_heartbeat(a->cons, now);
+	if (rv) {
+		ag_stop(a, now, rv, "a heartbeat to a node back");
+		return rv == -ENOMEM ? rv : 0;
+	}
+	return ag_settle(a, now);
+}
+
 uint64_t imexd_agree_timeout(const struct imexd_agree *a)
 {
 	uint64_t t = a->next_period;
 	size_t i;
 
-	if (a->cons && imexd_cons_timeout(a->cons) < t)
-		t = imexd_cons_timeout(a->cons);
-	if (!a->cons && a->restart_at < t)
+	if (a->cons) {
+		/* Once: libraft's leader walks its followers for it. */
+		uint64_t ct = imexd_cons_timeout(a->cons);
+
+		if (ct < t)
+			t = ct;
+	} else if (a->restart_at < t) {
 		t = a->restart_at;
+	}
 	for (i = 0; i < a->n_reqs; i++) {
 		if (a->reqs[i].deadline < t)
 			t = a->reqs[i].deadline;

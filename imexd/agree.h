@@ -12,7 +12,12 @@
  * Requests.  An admin request (an fsm command + the caller's tag) is
  * submitted to the log on the leader.  On a follower it is sent to the
  * leader (FORWARD); the leader submits it (imexd_agree_forwarded()) and
- * REPLYs when it applied; the follower then reports DONE.  A request is
+ * REPLYs when it applied; the follower then reports DONE.  A forwarded
+ * request is served only when the sender's own kernel could have asked
+ * it: its own NODE_SET, a create naming it, a change to a domain the table
+ * has naming it; else EACCES (logged at most once a minute).  At most
+ * IMEXD_AGREE_SERVE_PER_PEER of one peer's requests are held at once; the
+ * next is answered EBUSY.  A request is
  * handed to at most one leader, once: it is never re-sent after it may
  * have been submitted (a count allocation must not happen twice).  With no
  * leader known it waits.  Every request ends with exactly one DONE: the
@@ -58,6 +63,13 @@
 #include "fsm.h"
 #include "raftlog.h"
 #include "reconcile.h"
+
+/*
+ * A peer's forwarded requests held at once (submitted, not yet applied or
+ * timed out).  Its kernel queues at most IMEX_REQS_MAX; twice that leaves
+ * room for requests whose answer was lost (checked in agree_req.c).
+ */
+#define IMEXD_AGREE_SERVE_PER_PEER	128
 #include "wire.h"
 
 struct imexd_agree;
@@ -147,6 +159,10 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 			const uint8_t *buf, size_t len);
 /* The time imexd_agree_timeout() named has come. */
 int imexd_agree_tick(struct imexd_agree *a, uint64_t now);
+/* The transport bound a connection to node @name: if this node leads,
+ * every follower hears the commit index now (a node back from a restart
+ * applies its log without waiting for the leader's next heartbeat). */
+int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name);
 uint64_t imexd_agree_timeout(const struct imexd_agree *a);
 /* An admin request; the tag (caller's, any value) comes back on DONE. */
 int imexd_agree_request(struct imexd_agree *a, uint64_t now,

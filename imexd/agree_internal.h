@@ -71,6 +71,8 @@ struct imexd_agree {
 	size_t n_reqs, cap_reqs;
 	uint64_t next_id;
 	bool identity_refused;
+	bool refusal_logged;		/* a forwarded request refused: when */
+	uint64_t refusal_logged_at;
 
 	struct imexd_def *have;		/* the kernel's domains */
 	size_t n_have;

@@ -379,7 +379,8 @@ static const char *change_refused(int err, bool join)
  * A join or leave on the leader: a joining node must report this node's
  * fabric identity; a leaving node must be named by no domain.  Then one
  * configuration change, tagged with the request (CHANGED answers it).
- * 1: not the leader after all (forward it).
+ * 1: not the leader after all (forward it); 2: the leave's table step is
+ * next.
  */
 static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
@@ -436,6 +437,13 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		return rv;
 	if (rv == -IMEXD_CONS_ENOTLEADER)
 		return 1;
+	if (rv == -ENOENT && !join &&
+	    imexd_fsm_node(a->fsm, cmd.u.node.name)) {
+		/* Out of the configuration, still in the table: a leave
+		 * whose leader was lost between its two steps. */
+		r->left = true;
+		return 2;
+	}
 	if (rv == -EBUSY && now + 2 * a->et < r->deadline) {
 		r->retry_at = now + a->et / 10 + 1;
 		return 0;
@@ -463,7 +471,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		if (rv <= 0)
 			return rv;
 		leader = imexd_cons_leader(a->cons);
-	} else if (leader == imexd_cons_self(a->cons)) {
+	}
+	if (leader == imexd_cons_self(a->cons)) {
 		if (create_waits_for_join(a, now, r))
 			return 0;
 		rv = imexd_cons_submit(a->cons, now, r->cmd, r->len, r->id,
@@ -499,9 +508,11 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
  * A new leader is known: requests forwarded to another node may never be
  * answered (a leader powered off leaves its connection open for a while).
  * Forward them again, to the new leader, if doing one twice leaves the
- * same outcome: a create carries its UUID (a repeat finds it made), and a
- * repeated delete, evict or free that finds nothing to do says the lost
- * leader may have done it (imexd_agree_reply).  Any other change may or
+ * same outcome: a create carries its UUID (a repeat finds it made), a
+ * repeated delete, evict, free, join or leave that finds nothing to do
+ * says the lost leader may have done it (imexd_agree_reply), and a leave
+ * found out of the configuration but still in the table finishes its
+ * table step (member_change).  Any other change may or
  * may not have been made by the lost leader: say so now rather than at the
  * request's timeout.
  */
@@ -523,6 +534,8 @@ int ag_leader_moved(struct imexd_agree *a, const char *leader)
 		case IMEXD_CMD_DOMAIN_DELETE:
 		case IMEXD_CMD_MEMBER_EVICT:
 		case IMEXD_CMD_CHANNEL_FREE:
+		case IMEXD_CMD_NODE_JOIN:
+		case IMEXD_CMD_NODE_LEAVE:
 			r->state = REQ_WAIT;
 			r->retry_at = 0;
 			r->repeated = true;
@@ -639,15 +652,101 @@ int imexd_agree_request(struct imexd_agree *a, uint64_t now,
 	return ag_settle(a, now);
 }
 
+/*
+ * May peer @from ask for @c?  Only what its own kernel could ask: its own
+ * fabric identity, a domain that names it, a change to a domain that names
+ * it (a domain the table does not hold is the fsm's to refuse).  True, or
+ * false with the reason in @why.
+ */
+static bool forward_allowed(const struct imexd_agree *a, const char *from,
+			    const struct imexd_cmd *c, char *why, size_t len)
+{
+	const struct imexd_def *d;
+	const char *name;
+	uint16_t i;
+
+	switch (c->type) {
+	case IMEXD_CMD_NODE_SET:
+		if (!strcmp(c->u.node_set.name, from))
+			return true;
+		snprintf(why, len, "node %s may not report node %s's identity",
+			 from, c->u.node_set.name);
+		return false;
+	case IMEXD_CMD_DOMAIN_CREATE:
+		for (i = 0; i < c->u.create.nmembers; i++)
+			if (!strcmp(c->u.create.members[i].name, from))
+				return true;
+		snprintf(why, len, "node %s may not create domain %s, which does not name it",
+			 from, c->u.create.name);
+		return false;
+	case IMEXD_CMD_DOMAIN_DELETE:
+		name = c->u.del.name;
+		break;
+	case IMEXD_CMD_CHANNEL_ALLOC:
+		name = c->u.alloc.name;
+		break;
+	case IMEXD_CMD_CHANNEL_FREE:
+		name = c->u.free.name;
+		break;
+	case IMEXD_CMD_MEMBER_EVICT:
+		name = c->u.evict.name;
+		break;
+	case IMEXD_CMD_NODE_JOIN:
+	case IMEXD_CMD_NODE_LEAVE:
+		/* The administrator of any node of the group may; a joining
+		 * node still needs the group's TLS certificate. */
+		return true;
+	default:
+		return true;
+	}
+	d = a->fsm ? imexd_fsm_domain(a->fsm, name) : NULL;
+	if (!d || imexd_def_has_member(d, from))
+		return true;
+	snprintf(why, len, "node %s may not change domain %s, which does not name it",
+		 from, name);
+	return false;
+}
+
+_Static_assert(IMEXD_AGREE_SERVE_PER_PEER == 2 * IMEX_REQS_MAX,
+	       "IMEXD_AGREE_SERVE_PER_PEER: twice what one kernel queues");
+
+/* A peer's own kernel never asks what is refused: one line a minute. */
+static int refusal_log(struct imexd_agree *a, uint64_t now, const char *from,
+		       const char *why)
+{
+	if (a->refusal_logged && now - a->refusal_logged_at < 60000)
+		return 0;
+	a->refusal_logged = true;
+	a->refusal_logged_at = now;
+	return ag_log(a, 4, "request from %s refused: %s", from, why);
+}
+
+/* REPLY to a forwarded request that is not kept. */
+static int reply_now(struct imexd_agree *a, const char *from, uint64_t tag,
+		     int error, const char *message)
+{
+	struct imexd_agree_action *act = ag_push(a, IMEXD_AGREE_REPLY);
+
+	if (!act)
+		return -ENOMEM;
+	act->tag = tag;
+	act->error = error;
+	act->message = ag_str(a, message);
+	act->def = ag_def(a, NULL);
+	act->to = ag_str(a, from);
+	return act->message && act->def && act->to ? 0 : -ENOMEM;
+}
+
 int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 			  const char *from, uint64_t tag,
 			  const uint8_t *cmd, size_t len)
 {
+	char refused[IMEXD_MESSAGE_MAX + 1] = "";
 	struct imexd_cmd c;
 	const char *why = NULL;
 	struct ag_req *r;
 	uint8_t *buf;
-	size_t i;
+	size_t i, held = 0;
 	int rv = ag_begin(a);
 
 	if (rv)
@@ -663,15 +762,28 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 		return ag_log(a, 4, "request from %s dropped: not a node of the group",
 			     from);
 	/* A duplicate of a request being served is the same request. */
-	for (i = 0; i < a->n_reqs; i++)
-		if (a->reqs[i].kind == REQ_SERVE && a->reqs[i].tag == tag &&
-		    !strcmp(a->reqs[i].peer, from))
+	for (i = 0; i < a->n_reqs; i++) {
+		if (a->reqs[i].kind != REQ_SERVE ||
+		    strcmp(a->reqs[i].peer, from))
+			continue;
+		if (a->reqs[i].tag == tag)
 			return 0;
+		held++;
+	}
+	if (held >= IMEXD_AGREE_SERVE_PER_PEER) {
+		snprintf(refused, sizeof(refused),
+			 "node %s has %zu requests in progress here, the most one node may have",
+			 from, held);
+		rv = refusal_log(a, now, from, refused);
+		return rv ? rv : reply_now(a, from, tag, EBUSY, refused);
+	}
 	rv = imexd_cmd_decode(cmd, len, &c, &why);
 	if (rv == -ENOMEM)
 		return rv;
-	if (!rv)
+	if (!rv) {
+		forward_allowed(a, from, &c, refused, sizeof(refused));
 		imexd_cmd_free(&c);
+	}
 	buf = malloc(len ? len : 1);
 	if (!buf)
 		return -ENOMEM;
@@ -687,6 +799,13 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 
 		snprintf(text, sizeof(text), "invalid request: %s", why);
 		rv = ag_req_finish(a, r, EINVAL, text, NULL, 0, NULL, 0);
+		return rv ? rv : ag_settle(a, now);
+	}
+	if (refused[0]) {
+		rv = refusal_log(a, now, from, refused);
+		if (!rv)
+			rv = ag_req_finish(a, r, EACCES, refused, NULL, 0,
+					   NULL, 0);
 		return rv ? rv : ag_settle(a, now);
 	}
 	return ag_settle(a, now);
@@ -708,7 +827,9 @@ int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 			/* Never submitted there: find the leader again. */
 			r->state = REQ_WAIT;
 			r->retry_at = now + a->et / 10 + 1;
-		} else if (r->repeated && error == ENOENT) {
+		} else if (r->repeated && (error == ENOENT ||
+					   (error == EALREADY &&
+					    r->type == IMEXD_CMD_NODE_JOIN))) {
 			char text[IMEXD_MESSAGE_MAX + 1];
 
 			/* The lost leader's copy may have done it. */

@@ -41,11 +41,15 @@ static inline void wr_be(struct imexd_wr *w, uint64_t v, unsigned int bytes)
 {
 	unsigned int i;
 
-	for (i = 0; i < bytes; i++) {
-		if (w->buf)
-			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-		w->len++;
+	/* Through a local pointer: a byte store through w->buf could alias
+	 * w->len and w->buf, which would be reloaded for every byte. */
+	if (w->buf) {
+		uint8_t *p = w->buf + w->len;
+
+		for (i = 0; i < bytes; i++)
+			p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
 	}
+	w->len += bytes;
 }
 
 static inline void wr_u8(struct imexd_wr *w, uint8_t v)

@@ -101,6 +101,7 @@ struct imexd_cons {
 	raft_id rep_leader;
 
 	bool refused; /* the last raft_step() failed: inputs still ours */
+	raft_index pushed; /* commit index last sent to followers at once */
 };
 
 unsigned imexd_cons_voters(unsigned n)
@@ -1080,9 +1081,52 @@ static int maybe_take_snapshot(struct imexd_cons *c)
 	return 0;
 }
 
-/* Common tail of every input: leader upkeep and snapshots. */
+/*
+ * libraft 0.22.1 tells the followers a new commit index only with the
+ * next AppendEntries it sends them, a heartbeat timeout later when no
+ * entry follows, and every member of a new domain waits for it (and a
+ * node back from a restart, to apply its log).  Send it at once, as
+ * etcd's leader does when its commit index moves: a timeout
+ * step with a zero heartbeat timeout sends every follower an
+ * AppendEntries now (and resets their heartbeat clocks).  That step also
+ * runs the leader's quorum check: it is made to count every server heard
+ * from within the last election timeout, so it can neither step down nor
+ * give up on a follower the regular check would keep, and the check's
+ * timer is put back afterwards, so the regular check is not moved.
+ */
+static int broadcast(struct imexd_cons *c, uint64_t now)
+{
+	raft_time start = c->raft.election_timer_start;
+	unsigned hb = c->raft.heartbeat_timeout;
+	struct raft_event ev;
+	int rv;
+
+	c->pushed = raft_commit_index(&c->raft);
+	c->raft.election_timer_start = now >= c->et ? now - c->et + 1 : 0;
+	raft_set_heartbeat_timeout(&c->raft, 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_TIMEOUT;
+	rv = step(c, now, &ev);
+	raft_set_heartbeat_timeout(&c->raft, hb);
+	if (raft_state(&c->raft) == RAFT_LEADER)
+		c->raft.election_timer_start = start;
+	return rv;
+}
+
+static int push_commit(struct imexd_cons *c, uint64_t now)
+{
+	if (raft_state(&c->raft) != RAFT_LEADER ||
+	    raft_commit_index(&c->raft) <= c->pushed)
+		return 0;
+	return broadcast(c, now);
+}
+
+/* Common tail of every input: the commit index out, leader upkeep and
+ * snapshots. */
 static int finish(struct imexd_cons *c, uint64_t now, int rv)
 {
+	if (!rv)
+		rv = push_commit(c, now);
 	if (!rv)
 		rv = upkeep(c, now);
 	if (!rv)
@@ -1149,6 +1193,10 @@ int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out)
 	c->rep_state = -1;
 	if (raft_init(&c->raft, NULL, NULL, c->self, imexd_cons_name(c, c->self)))
 		goto nomem;
+	/* libraft formats a diagnostic line for every message and timeout
+	 * into its tracer, which prints only under LIBRAFT_TRACE; without a
+	 * tracer it formats nothing (imexd logs from the actions). */
+	c->raft.tracer = NULL;
 	raft_seed(&c->raft, cfg->seed ? cfg->seed : (unsigned)c->self);
 	raft_set_election_timeout(&c->raft, c->et);
 	raft_set_heartbeat_timeout(&c->raft, cfg->heartbeat_timeout_ms ?
@@ -1460,6 +1508,19 @@ int imexd_cons_tick(struct imexd_cons *c, uint64_t now)
 	memset(&ev, 0, sizeof(ev));
 	ev.type = RAFT_TIMEOUT;
 	return finish(c, now, step(c, now, &ev));
+}
+
+int imexd_cons_heartbeat(struct imexd_cons *c, uint64_t now)
+{
+	int rv = begin(c);
+
+	if (rv)
+		return rv;
+	if (!c->started)
+		return -EINVAL;
+	if (raft_state(&c->raft) != RAFT_LEADER)
+		return finish(c, now, 0);
+	return finish(c, now, broadcast(c, now));
 }
 
 int imexd_cons_persisted(struct imexd_cons *c, uint64_t now, raft_index last)

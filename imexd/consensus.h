@@ -217,6 +217,10 @@ int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 		       struct raft_message *msg);
 /* The time imexd_cons_timeout() returned has come. */
 int imexd_cons_tick(struct imexd_cons *c, uint64_t now);
+/* Leader: every follower gets an AppendEntries (the commit index) now,
+ * not at its next heartbeat, e.g. when a node comes back.  Others: no
+ * effect. */
+int imexd_cons_heartbeat(struct imexd_cons *c, uint64_t now);
 int imexd_cons_persisted(struct imexd_cons *c, uint64_t now, raft_index last);
 int imexd_cons_snapshot_persisted(struct imexd_cons *c, uint64_t now);
 int imexd_cons_snapshot_taken(struct imexd_cons *c, uint64_t now,

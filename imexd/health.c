@@ -299,9 +299,13 @@ static bool hb_same(const struct hpeer *pe, const struct htab *t,
 	return !ng || !memcmp(pe->gens, t->gens, ng * sizeof(*t->gens));
 }
 
-static void hb_flush(struct imexd_health *h)
+/* Periodic heartbeats at once; those on change at the end of the turn
+ * (@turn_end: the timer, which the caller runs when the inputs at hand
+ * are done), so that all a turn changes goes in one. */
+static void hb_flush(struct imexd_health *h, bool turn_end)
 {
 	uint64_t gap = hl_max1(h->hb_ms / 10), now = h->now;
+	uint64_t slack = hl_slack(gap);
 	struct htab *t = &h->t;
 	uint16_t nv, ng;
 	size_t i;
@@ -314,13 +318,14 @@ static void hb_flush(struct imexd_health *h)
 			pe->dirty = false;
 			continue;
 		}
-		if (!periodic && (!pe->dirty ||
-				  (pe->sent && now < pe->last_hb + gap)))
+		if (!periodic && (!pe->dirty || (pe->sent && !turn_end) ||
+				  (pe->sent && now + slack < pe->hb_tat)))
 			continue;
 		pe->dirty = false;
 		hb_build(h, (int)i, &nv, &ng);
-		if (!periodic && pe->sent && hb_same(pe, t, nv, ng))
+		if (!periodic && pe->sent && !pe->owed && hb_same(pe, t, nv, ng))
 			continue;
+		pe->owed = false;
 		memcpy(pe->views, t->views, nv * sizeof(*pe->views));
 		if (ng)
 			memcpy(pe->gens, t->gens, ng * sizeof(*pe->gens));
@@ -333,7 +338,7 @@ static void hb_flush(struct imexd_health *h)
 		pe->msg.u.heartbeat.gens = pe->gens;
 		pe->send_due = true;
 		pe->sent = true;
-		pe->last_hb = now;
+		pe->hb_tat = hl_tat_next(pe->hb_tat, now, gap);
 		pe->next_hb = now + h->hb_ms;
 	}
 }
@@ -352,7 +357,7 @@ static void begin(struct imexd_health *h, uint64_t now)
 static void end(struct imexd_health *h)
 {
 	advance(h);
-	hb_flush(h);
+	hb_flush(h, false);
 	hl_status_flush(h);
 }
 
@@ -459,13 +464,10 @@ int imexd_health_applied(struct imexd_health *h, uint64_t now,
 	return 0;
 }
 
-void imexd_health_peer_up(struct imexd_health *h, uint64_t now,
-			  const char *name)
+static void peer_up(struct imexd_health *h, uint64_t now, const char *name)
 {
-	int p;
+	int p = hl_peer_find(&h->t, name);
 
-	begin(h, now);
-	p = hl_peer_find(&h->t, name);
 	if (p >= 0) {
 		struct hpeer *pe = &h->t.peers[p];
 
@@ -475,6 +477,24 @@ void imexd_health_peer_up(struct imexd_health *h, uint64_t now,
 		pe->last_rx = now;
 		set_state(h, p, IMEX_MEMBER_CONNECTED, now, NULL);
 	}
+}
+
+void imexd_health_peer_up(struct imexd_health *h, uint64_t now,
+			  const char *name)
+{
+	begin(h, now);
+	peer_up(h, now, name);
+	end(h);
+}
+
+void imexd_health_peers_up(struct imexd_health *h, uint64_t now,
+			   const char *const *names, size_t n)
+{
+	size_t i;
+
+	begin(h, now);
+	for (i = 0; i < n; i++)
+		peer_up(h, now, names[i]);
 	end(h);
 }
 
@@ -541,7 +561,7 @@ static void hb_take(struct imexd_health *h, int p, const struct imexd_msg *msg)
 	struct htab *t = &h->t;
 	struct hpeer *pe = &t->peers[p];
 	uint8_t self_v = IMEX_MEMBER_UNKNOWN;
-	bool changed;
+	bool changed, owed = !pe->has_view;
 	size_t i;
 	uint16_t k;
 
@@ -582,9 +602,20 @@ static void hb_take(struct imexd_health *h, int p, const struct imexd_msg *msg)
 			}
 		}
 		if (d->mgen[m] != g) {
+			owed |= !d->mgen[m];
 			d->mgen[m] = g;
 			d->dirty = true;
 		}
+	}
+	/*
+	 * Its first report since it connected, or the first of a domain
+	 * it now holds: it may have dropped what we sent before it knew
+	 * the domain (a node back from a restart, a member that applied
+	 * the create after us), so ours goes again, within the rate limit.
+	 */
+	if (owed) {
+		pe->owed = true;
+		pe->dirty = true;
 	}
 }
 
@@ -623,12 +654,16 @@ void imexd_health_heartbeat(struct imexd_health *h, uint64_t now,
 void imexd_health_timer(struct imexd_health *h, uint64_t now)
 {
 	begin(h, now);
-	end(h);
+	advance(h);
+	hb_flush(h, true);
+	hl_status_flush(h);
 }
 
 uint64_t imexd_health_deadline(const struct imexd_health *h)
 {
-	uint64_t t = NO_TIME, miss = miss_ms(h), gap = hl_max1(h->hb_ms / 10);
+	uint64_t t = NO_TIME, miss = miss_ms(h);
+	uint64_t hb_slack = hl_slack(hl_max1(h->hb_ms / 10));
+	uint64_t st_slack = hl_slack(hl_max1(h->hb_ms / 50));
 	size_t i;
 
 #define AT_MOST(v) do { if ((v) < t) t = (v); } while (0)
@@ -642,11 +677,16 @@ uint64_t imexd_health_deadline(const struct imexd_health *h)
 		if (pe->link)
 			AT_MOST(pe->next_hb);
 		if (pe->link && pe->dirty && pe->sent)
-			AT_MOST(pe->last_hb + gap);
+			AT_MOST(pe->hb_tat > hb_slack ? pe->hb_tat - hb_slack : 0);
 	}
-	for (i = 0; i < h->t.ndoms; i++)
-		if (h->t.doms[i].dirty)
-			AT_MOST(h->t.doms[i].status_next);
+	for (i = 0; i < h->t.ndoms; i++) {
+		const struct hdom *d = &h->t.doms[i];
+
+		if (d->dirty && d->held)
+			AT_MOST(d->status_tat);
+		else if (d->dirty)
+			AT_MOST(d->status_tat > st_slack ? d->status_tat - st_slack : 0);
+	}
 #undef AT_MOST
 	return t;
 }

@@ -13,8 +13,14 @@
  * (grace_ms -1: never, 0: at once); VERSION_MISMATCH from the transport.
  *
  * Heartbeats go every heartbeat_ms to each connected peer that shares a
- * domain with this node, and at once (at most one per heartbeat_ms / 10
- * per peer) when what they carry changes.  A heartbeat to peer X carries
+ * domain with this node, at once on a new connection, and when what they
+ * carry changes at the end of the turn (imexd_health_deadline() comes at
+ * once: the caller's timer, run when the inputs at hand are done, sends
+ * one heartbeat with all the turn changed), up to 4 at once and then one
+ * per heartbeat_ms / 10 per peer.  A peer's first report since it
+ * connected, or the first that shows it holding a shared domain, gets
+ * ours again: it may have dropped what we sent before it knew the domain.
+ * A heartbeat to peer X carries
  * this node's view of the members of the domains it shares with X, and
  * for each of those domains the generation this node's kernel holds
  * (imexd_health_applied()).
@@ -25,8 +31,10 @@
  * (imexd_health_set_domains()); otherwise DEGRADED.  A member that lags or
  * failed to apply therefore shows as DEGRADED, never as READY.
  *
- * Status pushes are rate-limited to one per domain per heartbeat_ms / 50;
- * the latest state always follows.  They wait until this node's kernel
+ * Status pushes: a new state (READY, DEGRADED, generation) at once, up to
+ * 4 at once and then one per domain per heartbeat_ms / 50; a change of
+ * the member matrix only at most one per that gap.  The latest state
+ * always follows.  They wait until this node's kernel
  * holds the domain (imexd_health_applied() with a generation), and are
  * repeated in full when it reports a new one.
  *
@@ -115,6 +123,10 @@ int imexd_health_applied(struct imexd_health *h, uint64_t now,
 
 void imexd_health_peer_up(struct imexd_health *h, uint64_t now,
 			  const char *name);
+/* Several at once (a new domain's members): one heartbeat to each
+ * carries them all. */
+void imexd_health_peers_up(struct imexd_health *h, uint64_t now,
+			   const char *const *names, size_t n);
 void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
 			    const char *name);
 void imexd_health_peer_version(struct imexd_health *h, uint64_t now,

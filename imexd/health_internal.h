@@ -17,6 +17,13 @@
 #define LOG_SPARE	16
 /* A complaint about what peers send: at most one line a minute per kind. */
 #define COMPLAIN_GAP_MS	60000
+/*
+ * Heartbeats on change (per peer) and pushes of a new state (per domain):
+ * up to BURST at once, then one per gap (a generic cell rate algorithm
+ * whose allowance is a time, *_tat), so that what a create changes goes
+ * out at once while a flapping peer still gets at most one per gap.
+ */
+#define BURST		4
 
 enum { L_WARN = 4, L_INFO = 6 };
 enum complaint { C_STRANGER, C_BAD, C_MAX };
@@ -30,10 +37,11 @@ struct hpeer {
 	uint8_t *rview;		/* its view of each peer, by peer index */
 	bool dirty;		/* what a heartbeat to it carries may differ */
 	bool sent;		/* a heartbeat went to it */
+	bool owed;		/* it may have dropped ours: send even if same */
 	bool send_due, lost_due;
 	uint64_t last_rx;	/* last heartbeat or PEER_UP */
 	uint64_t since;		/* when the current state began */
-	uint64_t last_hb, next_hb;
+	uint64_t hb_tat, next_hb;	/* hb_tat: heartbeats' allowance */
 	uint32_t seq;
 	uint16_t views_cap, gens_cap;
 	struct imexd_peer_view *views;	/* the last heartbeat's content */
@@ -49,8 +57,9 @@ struct hdom {
 	bool dirty;			/* the status may differ from st */
 	bool valid;			/* st holds what was pushed */
 	bool status_due;
+	bool held;			/* dirty, no new state: waits for the gap */
 	uint32_t last_state;		/* 0: never pushed */
-	uint64_t status_next;
+	uint64_t status_tat;		/* the pushes' allowance */
 	struct imexd_domain_status st;	/* members: n, owned */
 };
 
@@ -89,6 +98,18 @@ struct imexd_health {
 static inline uint64_t hl_max1(uint64_t v)
 {
 	return v ? v : 1;
+}
+
+/* How far ahead of now an allowance may run: BURST - 1 gaps. */
+static inline uint64_t hl_slack(uint64_t gap)
+{
+	return (BURST - 1) * gap;
+}
+
+/* The allowance after one more send at @now. */
+static inline uint64_t hl_tat_next(uint64_t tat, uint64_t now, uint64_t gap)
+{
+	return (tat > now ? tat : now) + gap;
 }
 
 /* health.c */

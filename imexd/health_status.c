@@ -109,13 +109,16 @@ static void status_build(const struct imexd_health *h, const struct hdom *d,
 	}
 }
 
-/* Pushes at once, at most one per domain per heartbeat_ms / 50: a mesh
- * forming changes the matrix many times a millisecond, and each push
- * carries all of it.  The latest state follows when the gap is over.
- * Only for domains this node's kernel holds (imexd_health_applied()). */
+/* Pushes at once: a new state (READY, DEGRADED, a new generation) up to
+ * BURST times, then one per heartbeat_ms / 50 per domain; a change of the
+ * matrix only (a mesh forming changes it many times a millisecond, and
+ * each push carries all of it) at most once per that gap.  The latest
+ * state follows when the gap is over.  Only for domains this node's kernel
+ * holds (imexd_health_applied()). */
 void hl_status_flush(struct imexd_health *h)
 {
 	uint64_t gap = hl_max1(h->hb_ms / 50), now = h->now;
+	uint64_t slack = hl_slack(gap);
 	struct htab *t = &h->t;
 	char why[192];
 	size_t i;
@@ -123,20 +126,26 @@ void hl_status_flush(struct imexd_health *h)
 	for (i = 0; i < t->ndoms; i++) {
 		struct hdom *d = &t->doms[i];
 		uint32_t state;
+		bool fresh;
 
-		if (!d->dirty || now < d->status_next)
+		if (!d->dirty || now + slack < d->status_tat)
 			continue;
-		d->dirty = false;
 		/* Not in the kernel (yet): nothing to push it to. */
-		if (!hl_kgen(h, d->st.uuid))
+		if (!hl_kgen(h, d->st.uuid)) {
+			d->dirty = false;
 			continue;
-		status_build(h, d, t->members);
+		}
 		state = hl_dom_ready(h, d, why, sizeof(why)) ?
 			IMEX_DOMAIN_READY : IMEX_DOMAIN_DEGRADED;
-		if (d->valid && d->st.state == state &&
-		    d->st.generation == d->gen &&
-		    !memcmp(d->st.members, t->members,
-			    d->n * sizeof(*t->members)))
+		fresh = !d->valid || d->st.state != state ||
+			d->st.generation != d->gen;
+		d->held = !fresh && now < d->status_tat;
+		if (d->held)
+			continue;
+		d->dirty = false;
+		status_build(h, d, t->members);
+		if (!fresh && !memcmp(d->st.members, t->members,
+				      d->n * sizeof(*t->members)))
 			continue;
 		if (d->last_state != state) {
 			if (state == IMEX_DOMAIN_READY)
@@ -152,6 +161,6 @@ void hl_status_flush(struct imexd_health *h)
 		d->last_state = state;
 		d->valid = true;
 		d->status_due = true;
-		d->status_next = now + gap;
+		d->status_tat = hl_tat_next(d->status_tat, now, gap);
 	}
 }

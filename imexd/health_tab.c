@@ -198,10 +198,11 @@ static void peer_carry(const struct imexd_health *h, const struct htab *ot,
 	pe->has_view = op->has_view;
 	pe->self_in_view = op->self_in_view;
 	pe->sent = op->sent;
+	pe->owed = op->owed;
 	pe->lost_due = op->lost_due;
 	pe->last_rx = op->last_rx;
 	pe->since = op->since;
-	pe->last_hb = op->last_hb;
+	pe->hb_tat = op->hb_tat;
 	pe->next_hb = op->next_hb;
 	pe->seq = op->seq;
 	for (j = 0; j < t->npeers; j++) {
@@ -234,7 +235,8 @@ static void dom_carry(const struct imexd_health *h, const struct htab *ot,
 	uint16_t i, j;
 
 	d->last_state = od->last_state;
-	d->status_next = od->status_next;
+	d->status_tat = od->status_tat;
+	d->held = od->held;
 	if (od->n == d->n) {
 		memcpy(d->st.members, od->st.members,
 		       d->n * sizeof(*d->st.members));

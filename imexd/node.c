@@ -46,7 +46,14 @@ void node_out_release(struct node_out *o)
 	free(o->peer);
 	imexd_def_free(&o->def);
 	free(o->st_members);
-	memset(o, 0, sizeof(*o));
+	/* What a second release would free again; an entry is cleared
+	 * whole when pushed (released once per action: keep it cheap). */
+	o->frame = NULL;
+	o->text = NULL;
+	o->ids = NULL;
+	o->addr = NULL;
+	o->peer = NULL;
+	o->st_members = NULL;
 }
 
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
@@ -326,6 +333,8 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 		imexd_broker_peer_up(n->broker, n->now, pa->name,
 				     pa->restarted, node_fsm(n));
 		node_hello(n, pa->name, pa->msg);
+		node_ag(n, imexd_agree_peer_up(n->agree, n->now, pa->name),
+			"a node's connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
 		imexd_health_peer_down(n->health, n->now, pa->name);
@@ -431,7 +440,9 @@ void node_pump(struct imexd_node *n)
 			on_peers(n, &pa);
 			more = true;
 		}
-		if (n->domains_dirty) {
+		/* After a kernel step under way: health's first heartbeats
+		 * for a new domain then carry what the kernel holds. */
+		if (n->domains_dirty && !n->kernel_busy) {
 			n->domains_dirty = false;
 			node_domains_refresh(n);
 			more = true;
@@ -502,6 +513,7 @@ void imexd_node_free(struct imexd_node *n)
 		node_out_release(&n->parked[i].o);
 	free(n->parked);
 	free(n->unsent);
+	free(n->dom_sig);
 	free(n);
 }
 

@@ -49,6 +49,11 @@ struct node_unsent {
 	uint64_t tag;
 };
 
+struct node_dom_sig {
+	uint8_t uuid[16];
+	uint64_t generation;
+};
+
 struct imexd_node {
 	struct imexd_node_config cfg;	/* roster: see below */
 	struct imexd_roster_node *roster;
@@ -65,6 +70,12 @@ struct imexd_node {
 	char leader[IMEX_NAME_MAX];
 	bool in_agree;
 	bool domains_dirty;
+	/* The domains health's tables were last built from, by uuid and
+	 * generation (every committed change sets a new one): an entry
+	 * that changes none of them leaves the tables as they are. */
+	struct node_dom_sig *dom_sig;
+	size_t n_dom_sig, cap_dom_sig;
+	bool dom_sig_set;
 	uint64_t fsm_index;		/* the table's last index health saw */
 	bool kernel_busy, kernel_lost;
 	struct imexd_def *kernel;	/* the kernel's domains, last read */

@@ -657,11 +657,47 @@ void node_applied_refresh(struct imexd_node *n)
 	}
 }
 
+/* Whether @defs are the domains health's tables were built from. */
+static bool dom_sig_same(const struct imexd_node *n,
+			 const struct imexd_def **defs, size_t cnt)
+{
+	size_t i;
+
+	if (!n->dom_sig_set || cnt != n->n_dom_sig)
+		return false;
+	for (i = 0; i < cnt; i++)
+		if (!defs[i] ||
+		    defs[i]->generation != n->dom_sig[i].generation ||
+		    memcmp(defs[i]->uuid, n->dom_sig[i].uuid, 16))
+			return false;
+	return true;
+}
+
+static void dom_sig_keep(struct imexd_node *n, const struct imexd_def **defs,
+			 size_t cnt)
+{
+	size_t i;
+
+	n->dom_sig_set = false;
+	if (cnt && imexd_grow((void **)&n->dom_sig, &n->cap_dom_sig, cnt,
+			      sizeof(*n->dom_sig)))
+		return;	/* unknown: the next refresh rebuilds */
+	for (i = 0; i < cnt; i++) {
+		if (!defs[i])
+			return;
+		memcpy(n->dom_sig[i].uuid, defs[i]->uuid, 16);
+		n->dom_sig[i].generation = defs[i]->generation;
+	}
+	n->n_dom_sig = cnt;
+	n->dom_sig_set = true;
+}
+
 void node_domains_refresh(struct imexd_node *n)
 {
 	const struct imexd_fsm *fsm = node_fsm(n);
 	const struct imexd_def **defs = NULL, *d;
-	size_t pos = 0, cnt = 0, i;
+	const char **up;
+	size_t pos = 0, cnt = 0, i, nup, total;
 	uint16_t m;
 
 	while (fsm && imexd_fsm_domain_of(fsm, n->cfg.name, &pos))
@@ -678,15 +714,23 @@ void node_domains_refresh(struct imexd_node *n)
 		     (d = imexd_fsm_domain_of(fsm, n->cfg.name, &pos)); i++)
 			defs[i] = d;
 	}
-	if (imexd_health_set_domains(n->health, n->now,
-				     (const struct imexd_def *const *)defs,
-				     cnt)) {
-		free(defs);
-		n->domains_dirty = true;
-		return;
+	if (!dom_sig_same(n, defs, cnt)) {
+		if (imexd_health_set_domains(n->health, n->now,
+					     (const struct imexd_def *const *)defs,
+					     cnt)) {
+			free(defs);
+			n->domains_dirty = true;
+			return;
+		}
+		dom_sig_keep(n, defs, cnt);
 	}
-	/* Members new to health whose connection is already bound. */
-	for (i = 0; i < cnt; i++)
+	/* Members new to health whose connection is already bound, all in
+	 * one input: each gets one heartbeat that shows them all (one by
+	 * one if there is no memory for the list). */
+	for (i = 0, total = 0; i < cnt; i++)
+		total += defs[i]->nmembers;
+	up = total ? calloc(total, sizeof(*up)) : NULL;
+	for (i = 0, nup = 0; i < cnt; i++)
 		for (m = 0; m < defs[i]->nmembers; m++) {
 			const char *name = defs[i]->members[m].name;
 
@@ -696,11 +740,21 @@ void node_domains_refresh(struct imexd_node *n)
 			if (strcmp(name, n->cfg.name) &&
 			    imexd_health_peer_state(n->health, name) ==
 			    IMEX_MEMBER_NEVER_CONNECTED &&
-			    imexd_peers_connected(n->peers, name))
-				imexd_health_peer_up(n->health, n->now, name);
+			    imexd_peers_connected(n->peers, name)) {
+				if (up)
+					up[nup++] = name;
+				else
+					imexd_health_peer_up(n->health, n->now,
+							     name);
+			}
 		}
-	free(defs);
+	/* What the kernel holds first: the heartbeats to new peers carry
+	 * it. */
 	node_applied_refresh(n);
+	if (nup)
+		imexd_health_peers_up(n->health, n->now, up, nup);
+	free(up);
+	free(defs);
 }
 
 int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,

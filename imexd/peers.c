@@ -11,8 +11,10 @@
  * by one dial per peer, inbound unbound ones by IMEXD_PEERS_UNBOUND_*.
  *
  * Refusal log lines are rate-limited per (kind, host, name) through a small
- * table of recent keys (LOGKEYS_MAX, the oldest entry reused), so a hostile
- * host can neither flood the log nor grow memory here.
+ * table of recent keys (LOGKEYS_MAX, the oldest entry reused), and per host
+ * (IMEXD_PEERS_LOG_PER_HOST a minute, for IMEXD_PEERS_LOG_HOSTS hosts), so
+ * a hostile host can neither flood the log, even with a new name each
+ * time, nor grow memory here.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -66,6 +68,13 @@ struct logkey {
 	uint64_t last;
 };
 
+/* The refusal lines about one host in the minute from @start. */
+struct loghost {
+	char host[IMEXD_ADDR_MAX + 1];
+	uint64_t start;
+	unsigned count;
+};
+
 struct act {
 	struct imexd_peers_action a;
 	char name[IMEX_NAME_MAX];
@@ -98,6 +107,8 @@ struct imexd_peers {
 
 	struct logkey logkeys[LOGKEYS_MAX];
 	size_t nlogkeys;
+	struct loghost loghosts[IMEXD_PEERS_LOG_HOSTS];
+	size_t nloghosts;
 
 	struct act_ref *acts;		/* each apart: pointers survive growth */
 	size_t nacts, cap_acts, next_act;
@@ -130,6 +141,16 @@ static void acts_gc(struct imexd_peers *p)
 	p->next_act = 0;
 }
 
+/* A peer's name (shorter than IMEX_NAME_MAX) into an action, once per
+ * frame: cheaper than snprintf(). */
+static void name_copy(char dst[IMEX_NAME_MAX], const char *src)
+{
+	size_t n = strnlen(src, IMEX_NAME_MAX - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 /* A new zeroed action, or NULL when out of memory (the event is dropped). */
 static struct act *act_push(struct imexd_peers *p,
 			    enum imexd_peers_action_type type)
@@ -139,9 +160,17 @@ static struct act *act_push(struct imexd_peers *p,
 	if (imexd_grow((void **)&p->acts, &p->cap_acts, p->nacts + 1,
 		       sizeof(*p->acts)))
 		return NULL;
-	a = calloc(1, sizeof(*a));
+	/* Not calloc: one per frame, and the string buffers need only their
+	 * first byte cleared. */
+	a = malloc(sizeof(*a));
 	if (!a)
 		return NULL;
+	memset(&a->a, 0, sizeof(a->a));
+	a->name[0] = '\0';
+	a->addr[0] = '\0';
+	memset(a->uuid, 0, sizeof(a->uuid));
+	a->frame = NULL;
+	a->text = NULL;
 	p->acts[p->nacts++].act = a;
 	a->a.type = type;
 	return a;
@@ -197,8 +226,54 @@ static size_t host_len(const char *addr)
 }
 
 /*
+ * Charge one line to the host @addr[0..@hl): true while it has had fewer
+ * than IMEXD_PEERS_LOG_PER_HOST this minute.  The one past says so.  A host
+ * not in the full table takes the entry whose minute is over, if any.
+ */
+static bool host_budget(struct imexd_peers *p, uint64_t now, const char *addr,
+			size_t hl)
+{
+	struct loghost *h = NULL;
+	size_t i, oldest = 0;
+
+	for (i = 0; i < p->nloghosts; i++) {
+		struct loghost *e = &p->loghosts[i];
+
+		if (strlen(e->host) == hl && !memcmp(e->host, addr, hl)) {
+			h = e;
+			break;
+		}
+		if (e->start < p->loghosts[oldest].start)
+			oldest = i;
+	}
+	if (!h) {
+		if (p->nloghosts < IMEXD_PEERS_LOG_HOSTS)
+			oldest = p->nloghosts++;
+		else if (now - p->loghosts[oldest].start < LOG_EVERY_MS)
+			return false;
+		h = &p->loghosts[oldest];
+		memcpy(h->host, addr, hl);
+		h->host[hl] = '\0';
+		h->start = now;
+		h->count = 0;
+	}
+	if (now - h->start >= LOG_EVERY_MS) {
+		h->start = now;
+		h->count = 0;
+	}
+	if (h->count > IMEXD_PEERS_LOG_PER_HOST)
+		return false;
+	if (++h->count <= IMEXD_PEERS_LOG_PER_HOST)
+		return true;
+	plog(p, LOG_WARNING, "more refused connections from %s: not logged for up to a minute",
+	     h->host);
+	return false;
+}
+
+/*
  * May a line of @kind about (@addr's host, @name) be logged now?  Once a
- * minute per key; the table is bounded, its oldest key reused.
+ * minute per key, within the host's budget; the tables are bounded, the
+ * key table's oldest entry reused.
  */
 static bool log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
 		   const char *addr, const char *name)
@@ -215,7 +290,7 @@ static bool log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
 			if (now - k->last < LOG_EVERY_MS)
 				return false;
 			k->last = now;
-			return true;
+			return host_budget(p, now, addr, hl);
 		}
 		if (k->last < p->logkeys[oldest].last)
 			oldest = i;
@@ -228,7 +303,7 @@ static bool log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
 	k->host[hl] = '\0';
 	snprintf(k->name, sizeof(k->name), "%s", name);
 	k->last = now;
-	return true;
+	return host_budget(p, now, addr, hl);
 }
 
 #define plog_limited(p, now, kind, addr, name, level, ...) do {		\
@@ -292,7 +367,7 @@ static void emit_name(struct imexd_peers *p, enum imexd_peers_action_type t,
 	if (!a)
 		return;
 	a->a.conn = conn;
-	snprintf(a->name, sizeof(a->name), "%s", pe->name);
+	name_copy(a->name, pe->name);
 }
 
 /* The next dial of @pe after a failure: capped exponential backoff. */
@@ -726,7 +801,7 @@ static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
 	if (!a)
 		return;
 	a->a.conn = conn;
-	snprintf(a->name, sizeof(a->name), "%s", pe->name);
+	name_copy(a->name, pe->name);
 	a->a.epoch = hello->sender_epoch;
 	memcpy(a->uuid, hello->sender_uuid, 16);
 	a->a.restarted = restarted;
@@ -899,7 +974,7 @@ void imexd_peers_msg(struct imexd_peers *p, uint64_t now, uint64_t conn,
 	if (!a)
 		return;
 	a->a.conn = conn;
-	snprintf(a->name, sizeof(a->name), "%s", pe->name);
+	name_copy(a->name, pe->name);
 	a->a.msg = msg;
 }
 

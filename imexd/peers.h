@@ -11,7 +11,10 @@
  * Who may be a peer: only roster names (NODES_FILE) other than self.  A
  * HELLO naming anything else, or self, is refused: the connection is
  * closed and one line is logged per (host, name) at most once a minute, so
- * no peer can grow a table here.  Unbound connections are bounded: at most
+ * no peer can grow a table here.  Refusal lines about one remote host are
+ * at most IMEXD_PEERS_LOG_PER_HOST a minute (then one line says the rest
+ * are not logged), for at most IMEXD_PEERS_LOG_HOSTS hosts a minute: a host
+ * cycling through junk names cannot flood the log.  Unbound connections are bounded: at most
  * IMEXD_PEERS_UNBOUND_PER_HOST inbound ones per remote host and
  * IMEXD_PEERS_UNBOUND_MAX inbound ones in all (outbound ones are this
  * node's dials, one per peer at most); past either the new connection is
@@ -54,6 +57,8 @@
 #define IMEXD_PEERS_UNBOUND_PER_HOST	8
 #define IMEXD_PEERS_UNBOUND_MAX		64
 #define IMEXD_PEERS_CERT_NAMES_MAX	8
+#define IMEXD_PEERS_LOG_PER_HOST	10
+#define IMEXD_PEERS_LOG_HOSTS		32
 
 struct imexd_peers;
 

@@ -3,6 +3,8 @@
 # operator makes them (imexctl tls, see imexctl(8)):
 #   DIR/ca.pem, ca.key        a throw-away cluster CA
 #   DIR/{a,b,vm-a,vm-b}.pem   node certificates it issues (with .key)
+#   DIR/evil.pem              one for a name no roster holds (pair.sh's
+#                             hostile peer)
 #   DIR/rogue.pem             a node certificate from another CA
 #   DIR/cnonly.pem            CN=a and no subjectAltName: it names no node
 #                             (imexctl cannot make one; the openssl CLI can)
@@ -17,7 +19,7 @@ imexctl=${IMEXCTL:-$top/tools/imexctl/imexctl}
 d=$1
 q() { "$@" >/dev/null; }
 q "$imexctl" tls init-ca "$d" --days 2
-q "$imexctl" tls issue "$d" a b vm-a vm-b --days 2
+q "$imexctl" tls issue "$d" a b vm-a vm-b evil --days 2
 q "$imexctl" tls init-ca "$d/other" --days 2
 q "$imexctl" tls issue "$d/other" rogue --days 2
 mv "$d/other/rogue.pem" "$d/other/rogue.key" "$d/"

@@ -1,10 +1,13 @@
 # Guest side of tests/imexd-vm/pair.sh: one of two VMs on a vde_switch,
 # each with imex.ko and imexd.  ROLE a (vm-a, 192.0.2.1) or b (vm-b,
 # 192.0.2.2).  The two sides coordinate through the domain itself:
-#   a: create pd (vm-a + vm-b, 2 channels), see it READY
+#   a: create pd (vm-a + vm-b, 2 channels), see it READY; a hostile peer
+#      on vm-a is refused by its imexd (hostile_a)
 #   b: see pd READY with 2 devices, allocate 1 more (b coordinates)
 #   a: see 3 channels, allocate a 4th (a coordinates)
-#   b: see 4 channels, kill -9 its imexd and restart it
+#   b: see 4 channels, kill -9 its imexd, send a's imexd junk names (and
+#      with TLS a claim to be vm-b under another certificate: hostile_b),
+#      restart it
 #   a: see pd DEGRADED then READY again; delete pd
 #   b: see pd and its devices gone
 . tests/imexd-vm/common.sh
@@ -43,6 +46,99 @@ devices() { # COUNT: pd has COUNT channels, each with its device
 ping_peer() { busybox ping -c1 -W1 "$peer_ip" >/dev/null 2>&1; }
 port_open() { timeout 3 bash -c "exec 3<>/dev/tcp/$peer_ip/50100" 2>/dev/null; }
 
+# Hostile peers (Documentation/security.md): tests/imexd-vm/hostile speaks
+# the peer protocol to a daemon, with TLS under a certificate the cluster
+# CA issued for 'evil', a name in no node list.  It exits 0 when the daemon
+# hung up without answering anything.
+hostile() { # ADDR STEP...
+	if [ -n "$certs" ]; then
+		tests/imexd-vm/hostile --tls "$certs/ca.pem" "$certs/evil.pem" \
+			"$certs/evil.key" "$@"
+	else
+		tests/imexd-vm/hostile "$@"
+	fi
+}
+logged() { grep -qF -- "$1" "$IMEX_VM_OUT/imexd.1.log"; }
+nlogged() { grep -cF -- "$1" "$IMEX_VM_OUT/imexd.1.log"; }
+raft_term() { od -An -t u8 -j 16 -N 8 "$W/state/raft/raft-meta" | tr -d ' '; }
+pd_whole() { domain_is pd 2 && $NL domain name=pd | grep -q "member=vm-b@[^ ]*:2"; }
+
+# On vm-a, against its own imexd, while pd is READY with vm-b: nothing a
+# hostile peer sends binds, votes or imports, each refusal is logged, and
+# vm-b stays connected (the rest of the run uses pd through it).
+hostile_a() {
+	_me=192.0.2.1:50100
+	_t0=$(raft_term) _leaders=$(nlogged "raft: term")
+	if [ -n "$certs" ]; then
+		hostile $_me hello vm-b refused > "$W/h.out" 2>&1 &&
+			_wait_until 10 logged "claims to be node 'vm-b' but its certificate names 'evil'" &&
+			t_ok "a: a peer with evil's certificate claiming vm-b is refused, logged with both names" ||
+			t_fail "a: claim vm-b: $(cat "$W/h.out"; grep -F evil "$IMEX_VM_OUT/imexd.1.log")"
+	fi
+	hostile $_me hello evil refused > "$W/h.out" 2>&1 &&
+		_wait_until 10 logged "says it is node 'evil', which is not in the node list; refused" &&
+		t_ok "a: a HELLO as 'evil' (in no node list) is refused, logged" ||
+		t_fail "a: HELLO as evil: $(cat "$W/h.out"; grep -F evil "$IMEX_VM_OUT/imexd.1.log")"
+	# A RequestVote far above the term, as vm-b's raft id, before HELLO.
+	hostile $_me raft 1000000 2 hello evil refused > "$W/h.out" 2>&1 &&
+		_wait_until 10 logged "RAFT from 192.0.2.1:" &&
+		logged "before HELLO: dropped" &&
+		t_ok "a: a RAFT RequestVote before HELLO is dropped, logged" ||
+		t_fail "a: RAFT before HELLO: $(cat "$W/h.out"; grep -F HELLO "$IMEX_VM_OUT/imexd.1.log")"
+	_t1=$(raft_term)
+	[ -n "$_t0" ] && [ "$_t1" = "$_t0" ] && [ "$(nlogged "raft: term")" = "$_leaders" ] &&
+		t_ok "a: raft term ($_t1) and leader unchanged by it" ||
+		t_fail "a: raft term $_t0 -> $_t1, leader lines $_leaders -> $(nlogged "raft: term")"
+	# An import request for a real export of this node (from 127.0.0.1:
+	# refusal lines are rate-limited per host).
+	_ch=$($NL channels name=pd | sed -n 's/.* channel=\([0-9]*\) .*/\1/p' | head -1)
+	_uuid=$($NL domain name=pd | sed -n 's/.* uuid=\([0-9a-f-]*\) .*/\1/p')
+	rm -f "$W/export.handle"
+	tools/imex-share/imex-share -c "$_ch" export --hold --handle-file "$W/export.handle" \
+		> "$W/export.out" 2>&1 &
+	_exp=$!
+	if _wait_until 10 test -s "$W/export.handle"; then
+		_handle=$(cat "$W/export.handle")
+		hostile 127.0.0.1:50100 import "$_uuid" "${_handle##*:}" hello evil refused \
+			> "$W/h.out" 2>&1 &&
+			_wait_until 10 logged "IMPORT_REQ from 127.0.0.1:" &&
+			t_ok "a: an IMPORT_REQ for export $_handle is not answered, logged" ||
+			t_fail "a: IMPORT_REQ: $(cat "$W/h.out"; grep -F IMPORT "$IMEX_VM_OUT/imexd.1.log")"
+	else
+		t_fail "a: no export on channel $_ch: $(cat "$W/export.out")"
+	fi
+	kill "$_exp" 2>/dev/null
+	wait "$_exp" 2>/dev/null
+	hostile $_me bigraft refused > "$W/h.out" 2>&1 &&
+		_wait_until 10 logged "a raft frame above IMEXD_BODY_MAX before the peer proved its name" &&
+		t_ok "a: a 2 MiB RAFT frame before HELLO closes the connection, logged" ||
+		t_fail "a: big RAFT frame: $(cat "$W/h.out")"
+	# Junk names: every one refused, the log bounded, vm-b unaffected.
+	_from=$(nlogged "")
+	hostile $_me junk 100 junk > "$W/h.out" 2>&1 &&
+		t_ok "a: 100 HELLOs under junk names are refused" ||
+		t_fail "a: junk names: $(cat "$W/h.out")"
+	_lines=$(tail -n "+$((_from + 1))" "$IMEX_VM_OUT/imexd.1.log" | grep -c junk)
+	[ "$_lines" -le 10 ] && t_ok "a: ... logged in $_lines lines (at most 10 a minute)" ||
+		t_fail "a: $_lines log lines about junk names"
+	_wait_until 30 pd_whole && t_ok "a: pd READY, vm-b still connected after the hostile peer" ||
+		t_fail "a: pd after the hostile peer: $($NL domain name=pd)"
+}
+
+# On vm-b while its imexd is down: a hostile peer on this host, the genuine
+# vm-b's, sends vm-a junk names (and with TLS claims to be vm-b under evil's
+# certificate).  The genuine vm-b restarts next from this host and gets in:
+# a sees pd READY again.
+hostile_b() {
+	hostile 192.0.2.1:50100 junk 50 junkb > "$W/h.out" 2>&1 &&
+		t_ok "b: 50 HELLOs under junk names from this host are refused by vm-a" ||
+		t_fail "b: junk names: $(cat "$W/h.out")"
+	[ -z "$certs" ] && return
+	hostile 192.0.2.1:50100 hello vm-b refused > "$W/h.out" 2>&1 &&
+		t_ok "b: evil's certificate cannot say HELLO to vm-a as vm-b" ||
+		t_fail "b: claim vm-b: $(cat "$W/h.out")"
+}
+
 imexd_start 1
 _wait_until 30 imexd_attached && t_ok "$me: imexd attached" ||
 	{ t_fail "$me: imexd did not attach: $(tail -5 "$IMEX_VM_OUT/imexd.1.log")"; t_done; }
@@ -72,6 +168,7 @@ if [ "$role" = a ]; then
 	$NL domain name=pd | grep -q "member=vm-b@[^ ]*:2" &&
 		t_ok "a: vm-b is CONNECTED in a's view" || t_fail "a: view: $($NL domain name=pd)"
 	_wait_until 10 devices 2 && t_ok "a: 2 channel devices" || t_fail "a: devices: $(ls -l $DEV 2>&1)"
+	hostile_a
 	_wait_until 120 has_channels 3 && t_ok "a: b's allocation reached a (3 channels)" ||
 		t_fail "a: channels: $($NL channels name=pd)"
 	_wait_until 10 devices 3 && t_ok "a: 3 channel devices" || t_fail "a: devices: $(ls -l $DEV 2>&1)"
@@ -84,8 +181,17 @@ if [ "$role" = a ]; then
 		t_fail "a: alloc: $(cat "$W/alloc.out"); $($NL channels name=pd)"
 	fi
 	since() { tail -n "+$from" "$IMEX_VM_OUT/imexd.1.log"; }
-	went_degraded() { since | grep -q "domain 'pd': DEGRADED"; }
-	ready_again() { since | grep -A1000 "domain 'pd': DEGRADED" | grep -q "domain 'pd': READY"; }
+	# vm-b's state, not a generation still on its way (a's own allocation
+	# makes pd DEGRADED for a moment too: taken for b's kill, a went on
+	# and deleted pd before b came back).
+	lost_at() {
+		since | grep -n "domain 'pd': DEGRADED (node 'vm-b' is " | head -1 | cut -d: -f1
+	}
+	went_degraded() { [ -n "$(lost_at)" ]; }
+	ready_again() {
+		_l=$(lost_at)
+		[ -n "$_l" ] && since | tail -n "+$_l" | grep -q "domain 'pd': READY"
+	}
 	_wait_until 120 went_degraded && t_ok "a: pd went DEGRADED when b's imexd was killed" ||
 		t_fail "a: no DEGRADED: $($NL domain name=pd)"
 	_wait_until 120 ready_again && _wait_until 10 domain_is pd 2 &&
@@ -111,6 +217,7 @@ else
 		t_fail "b: channels: $($NL channels name=pd)"
 	kill -9 "$IMEXD_PID"
 	wait "$IMEXD_PID" 2>/dev/null
+	hostile_b
 	sleep 3
 	imexd_start 2
 	# a deletes pd as soon as it sees it READY again: look at what this

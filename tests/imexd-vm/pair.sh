@@ -1,7 +1,9 @@
 #!/bin/bash
 # Two VMs on one vde_switch, each with imex.ko and imexd: a domain with both
 # members is created, grown from the other side, survives one daemon's
-# kill -9 and restart, and is deleted (tests/imexd-vm/pair-guest.sh).
+# kill -9 and restart, and is deleted (tests/imexd-vm/pair-guest.sh); a
+# hostile peer (tests/imexd-vm/hostile.c) is refused on both sides without
+# disturbing it.
 # Run on the host after `make kmod` and `make -C imexd`:
 #   tests/imexd-vm/pair.sh [--tls]
 # --tls: the daemons talk mutual TLS 1.3 (certificates made for the run).
@@ -21,6 +23,9 @@ sw_pid=""
 
 command -v vde_switch >/dev/null || { echo "pair.sh: vde_switch not found (install vde2)" >&2; exit 2; }
 [ -x "$repo/${IMEXD:-imexd/imexd}" ] || { echo "pair.sh: build imexd first (make -C imexd)" >&2; exit 2; }
+[ -x "$repo/tools/imex-share/imex-share" ] || { echo "pair.sh: build the tools first (make -C tools)" >&2; exit 2; }
+# The hostile peer of pair-guest.sh (hostile_a, hostile_b).
+make -s -C "$here" hostile >/dev/null || { echo "pair.sh: cannot build $here/hostile" >&2; exit 2; }
 cleanup() {
 	[ -z "$sw_pid" ] || kill "$sw_pid" 2>/dev/null
 	[ -d "$out/b" ] && touch "$out/b/done"

@@ -17,13 +17,17 @@
  *   sim_agree big [SEED]           one 144-node random run
  *   sim_agree scale [N]            one create over N nodes (default 144),
  *                                  18 members, timed to READY everywhere
+ *   sim_agree failover [RUNS]      a quiet 5-node group per seed 1..RUNS
+ *                                  (default 9): commit latency, a member's
+ *                                  restart to READY, leader failover time
  *   IMEX_SEED=N sim_agree          replay seed N (its node count: 3 + N % 16)
  *
  * Every failure prints IMEX_SEED=N; exit status 1 if any check failed.
  * To bisect a failure: SIM_NODES=N forces the node count, SIM_NO_CRASH,
  * SIM_NO_PART, SIM_NO_CUT, SIM_NO_DISKFULL switch a fault off, and
  * SIM_VERBOSE=1 traces applies, kernel steps and statuses, requests,
- * crashes and the nodes' log lines.
+ * crashes and the nodes' log lines; SIM_VERBOSE=2 every frame delivered
+ * too (time, to, from, message type/raft message type, size).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -454,6 +458,56 @@ static unsigned lost_leader(unsigned seed)
 	return v;
 }
 
+/* A follower's forwarded request is served only when its own kernel could
+ * have asked it: a domain naming it, a change to a domain naming it (a peer
+ * with a valid certificate for its name speaks for no other node). */
+static unsigned forward_refused(unsigned seed)
+{
+	struct sw *w = world(3, seed);
+	const struct imexd_def *d;
+	struct req_buf rb;
+	struct sw_req *r;
+	unsigned ly[2], l, y, x, v;
+
+	sw_run_pred(w, 50 * ET, converged);
+	l = leader_or_0(w);
+	y = (l + 1) % 3;
+	x = (l + 2) % 3;
+	ly[0] = l;
+	ly[1] = y;
+	mk_create(&rb, w, "A", 0xa7, ly, 2, 1, NULL, 0);
+	r = request(w, l, &rb);
+	EXPECT(w, r && !r->error);
+	/* x is no member of A: each change it forwards is refused. */
+	mk_simple(&rb, IMEX_CMD_DOMAIN_DELETE, "A", NULL);
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES &&
+		  strstr(r->message, "may not change domain A, which does not name it"));
+	mk_simple(&rb, IMEX_CMD_CHANNEL_ALLOC, "A", NULL);
+	rb.r.count = 1;
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES);
+	mk_simple(&rb, IMEX_CMD_MEMBER_EVICT, "A", sw_name(w, y));
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES);
+	mk_create(&rb, w, "B", 0xb7, ly, 2, 1, NULL, 0);
+	r = request(w, x, &rb);
+	EXPECT(w, r && r->error == EACCES &&
+		  strstr(r->message, "may not create domain B"));
+	/* y, a member and a follower, may. */
+	mk_simple(&rb, IMEX_CMD_CHANNEL_ALLOC, "A", NULL);
+	rb.r.count = 1;
+	r = request(w, y, &rb);
+	EXPECT(w, r && !r->error);
+	sw_run_pred(w, 50 * ET, converged);
+	d = imexd_fsm_domain(sw_fsm(w, l), "A");
+	EXPECT(w, d && d->nchannels == 2 && d->nmembers == 2);
+	EXPECT(w, !imexd_fsm_domain(sw_fsm(w, l), "B"));
+	v = sw_check_final(w);
+	sw_free(w);
+	return v;
+}
+
 /* Failure 5: during a 2|3 partition only the majority can evict; the
  * minority's evict fails and says there is no quorum. */
 static unsigned fail5(unsigned seed)
@@ -757,6 +811,8 @@ static void scenarios(unsigned seed)
 	      snap_ready(seed));
 	named("membership: join a node to a running 4-node group, a domain on it, another leaves",
 	      membership(seed));
+	named("a follower may not forward changes to a domain that does not name it",
+	      forward_refused(seed));
 	/* A leader counting by its own configuration while another node's
 	 * view differed was once reported as a minority commit. */
 	named("seed 14614 (9 nodes): no violation",
@@ -791,6 +847,13 @@ static bool scale_ready(struct sw *w)
 	return true;
 }
 
+/* Just after the leader's heartbeat round and its answers: a create then
+ * counts the messages it sends, not a round that falls due meanwhile. */
+static void quiet_round(struct sw *w, unsigned l, uint64_t rtt)
+{
+	sw_run_until(w, imexd_cons_timeout(sw_cons(w, l)) + 2 * rtt);
+}
+
 /*
  * N nodes converge; then one create naming 18 of them (the follower it
  * enters at among them) runs to READY on every member, on a quiet network
@@ -822,6 +885,7 @@ static unsigned scale(unsigned n, unsigned seed)
 	}
 	sw_run_for(w, 5000);	/* quiet: past the first heartbeats */
 	l = leader_or_0(w);
+	quiet_round(w, l, rtt);
 	f = (l + 1) % n;
 	for (k = 0; k < SCALE_MEMBERS; k++)
 		scale_members[k] = (f + k * (n / SCALE_MEMBERS ? n / SCALE_MEMBERS : 1)) % n;
@@ -846,6 +910,156 @@ static unsigned scale(unsigned n, unsigned seed)
 	}
 	v = sw_violations(w);
 	sw_free(w);
+	return v;
+}
+
+/* ---- failover ------------------------------------------------------------ */
+
+#define FO_NODES 5
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool fo_ready(struct sw *w)
+{
+	unsigned k;
+
+	if (!scale_req->done || scale_req->error)
+		return scale_req->done;
+	for (k = 0; k < FO_NODES; k++) {
+		const struct sw_status *st = sw_status_of(w, k,
+							  scale_req->def.uuid);
+
+		if (!st || st->state != IMEX_DOMAIN_READY ||
+		    st->generation != scale_req->def.generation)
+			return false;
+	}
+	return true;
+}
+
+/* Median and largest of @n samples (sorted in place), in units of @unit. */
+static void fo_print(const char *what, uint64_t *v, unsigned n, double unit,
+		     const char *unit_name)
+{
+	uint64_t mid, max;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	mid = v[n / 2];
+	max = v[n - 1];
+	printf("%s: median %.2f %s, max %.2f %s (%u runs)\n", what,
+	       (double)mid / unit, unit_name, (double)max / unit, unit_name, n);
+}
+
+/*
+ * A quiet group of five nodes with the daemon's default election timeout
+ * and a fixed latency, once per seed: a create of a domain of all five
+ * entered at the leader (time until the leader counts it committed on a
+ * majority; raft messages until READY everywhere), a member
+ * restarted (time from the daemon up until the domain is READY on every
+ * member again), then the leader killed (time until another node is
+ * leader).  Figures in simulated time.
+ */
+static unsigned failover(unsigned runs)
+{
+	uint64_t commit[64], restart[64], elect[64], msgs[64];
+	unsigned all[FO_NODES] = { 0, 1, 2, 3, 4 }, s, n = 0, v = 0;
+	uint64_t rtt = 0, et = 0;
+
+	if (runs > 64)
+		runs = 64;
+	for (s = 1; s <= runs; s++) {
+		struct sw_config cfg = world_config(FO_NODES, s);
+		const struct imexd_cons *c;
+		uint64_t t0, last;
+		unsigned long raft0;
+		struct req_buf rb;
+		raft_term term;
+		unsigned l, x;
+		struct sw *w;
+		int nl;
+
+		cfg.et_ms = 1000;
+		cfg.latency_ms = 5;
+		cfg.jitter_ms = 0;
+		cfg.break_pm = 0;
+		cfg.heartbeat_ms = 1000;
+		rtt = 2ull * cfg.latency_ms;
+		et = cfg.et_ms;
+		w = sw_new(&cfg);
+		if (!sw_run_pred(w, 600ull * 1000, converged)) {
+			sw_violation(w, "%u nodes did not converge", FO_NODES);
+			v += sw_violations(w);
+			sw_free(w);
+			continue;
+		}
+		sw_run_for(w, 5000);
+		l = leader_or_0(w);
+		c = sw_cons(w, l);
+		quiet_round(w, l, rtt);
+		last = imexd_raftlog_last_index(sw_log(w, l));
+		mk_create(&rb, w, "fo", 0, all, FO_NODES, 1, NULL, 0);
+		t0 = sw_now(w);
+		raft0 = sw_stats(w)->raft_msgs;
+		scale_req = sw_request(w, l, &rb.r);
+		while (imexd_cons_commit(c) <= last && sw_now(w) < t0 + 60000)
+			sw_run_for(w, 1);
+		commit[n] = sw_now(w) - t0;
+		while (scale_req && !fo_ready(w) && sw_now(w) < t0 + 60000)
+			sw_run_for(w, 1);
+		EXPECT(w, scale_req && fo_ready(w) && !scale_req->error);
+		msgs[n] = sw_stats(w)->raft_msgs - raft0;
+		sw_run_for(w, 5000);
+
+		x = (l + 1) % FO_NODES;
+		sw_crash(w, x);
+		sw_restart(w, x);
+		t0 = sw_now(w);
+		while (!fo_ready(w) && sw_now(w) < t0 + 60000)
+			sw_run_for(w, 1);
+		EXPECT(w, fo_ready(w));
+		restart[n] = sw_now(w) - t0;
+		sw_run_for(w, 5000);
+
+		l = leader_or_0(w);
+		term = imexd_cons_term(sw_cons(w, l));
+		sw_crash(w, l);
+		t0 = sw_now(w);
+		for (;;) {
+			nl = sw_leader(w);
+			if ((nl >= 0 && imexd_cons_term(sw_cons(w, (unsigned)nl)) > term) ||
+			    sw_now(w) >= t0 + 60000)
+				break;
+			sw_run_for(w, 1);
+		}
+		EXPECT(w, nl >= 0 && (unsigned)nl != l);
+		elect[n] = sw_now(w) - t0;
+		printf("failover seed %u: commit %llu ms, create %llu raft msgs, restart to READY %llu ms, new leader %llu ms\n",
+		       s, (unsigned long long)commit[n],
+		       (unsigned long long)msgs[n],
+		       (unsigned long long)restart[n],
+		       (unsigned long long)elect[n]);
+		n++;
+		sw_restart(w, l);
+		v += sw_check_final(w);
+		sw_free(w);
+	}
+	if (!n)
+		return v + 1;
+	fo_print("commit: request at the leader to committed on a majority",
+		 commit, n, (double)rtt, "RTT");
+	fo_print("create: raft messages, request to READY everywhere", msgs, n,
+		 1.0, "msgs");
+	fo_print("restart: daemon up to READY on every member", restart, n,
+		 (double)rtt, "RTT");
+	fo_print("failover: leader killed to a new leader", elect, n,
+		 (double)et, "ET");
+	printf("failover: %u nodes, RTT %llu ms, election timeout %llu ms\n",
+	       (unsigned)FO_NODES, (unsigned long long)rtt,
+	       (unsigned long long)et);
 	return v;
 }
 
@@ -895,8 +1109,14 @@ int main(int argc, char **argv)
 		failures += scale(n, 1);
 		printf("scale %u nodes: %.1f s\n", n,
 		       (double)(clock() - t0) / CLOCKS_PER_SEC);
+	} else if (argc > 1 && !strcmp(argv[1], "failover")) {
+		unsigned runs = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 9;
+
+		failures += failover(runs ? runs : 1);
+		printf("failover %u runs: %.1f s\n", runs ? runs : 1,
+		       (double)(clock() - t0) / CLOCKS_PER_SEC);
 	} else {
-		fprintf(stderr, "usage: %s scenarios | seeds N [FIRST] | big [SEED] | scale [N]\n",
+		fprintf(stderr, "usage: %s scenarios | seeds N [FIRST] | big [SEED] | scale [N] | failover [RUNS]\n",
 			argv[0]);
 		return 2;
 	}

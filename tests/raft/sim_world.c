@@ -611,7 +611,7 @@ static void drain(struct sw *w, unsigned i)
 		if (cons)
 			sw_seen_commit(w, i, imexd_cons_commit(cons));
 		if (!imexd_node_next(nd->node, &a))
-			return;
+			break;
 		switch (a.type) {
 		case IMEXD_NODE_CONNECT:
 			net_connect(w, i, a.addr);
@@ -653,6 +653,8 @@ static void drain(struct sw *w, unsigned i)
 			break;
 		}
 	}
+	if (nd->up)
+		nd->deadline = imexd_node_deadline(nd->node);
 }
 
 void sw_restart(struct sw *w, unsigned i)
@@ -819,6 +821,12 @@ static void deliver_msg(struct sw *w, struct sw_ev *e, struct sw_conn *c,
 	w->st.delivered++;
 	if (msg.type == IMEXD_MSG_RAFT)
 		w->st.raft_msgs++;
+	if (w->trace_msgs)
+		fprintf(stderr, "%llu %s <- %s: message %u/%u (%zu bytes)\n",
+			(unsigned long long)w->now, w->names[e->to],
+			w->names[from], (unsigned)msg.type,
+			msg.type == IMEXD_MSG_RAFT && msg.u.raft.len > 1 ?
+			(unsigned)msg.u.raft.data[1] : 0u, e->len);
 	imexd_node_msg(w->nodes[e->to].node, w->now, e->conn, &msg);
 	imexd_msg_free(&msg);
 	drain(w, e->to);
@@ -881,7 +889,10 @@ static bool step_once(struct sw *w, uint64_t t)
 
 		if (!w->nodes[i].up)
 			continue;
-		to = imexd_node_deadline(w->nodes[i].node);
+		to = w->nodes[i].deadline;
+#ifdef SW_CHECK_DEADLINE
+		CHECK(to == imexd_node_deadline(w->nodes[i].node));
+#endif
 		if (to < w->now)
 			to = w->now;
 		if (to < best) {
@@ -947,12 +958,16 @@ bool sw_run_pred(struct sw *w, uint64_t ms, bool (*pred)(struct sw *w))
 struct sw *sw_new(const struct sw_config *cfg)
 {
 	struct sw *w = calloc(1, sizeof(*w));
+	const char *verbose;
 	unsigned i;
 
 	if (!w || cfg->n < 1 || cfg->n > SW_NODES_MAX)
 		abort();
 	w->cfg = *cfg;
 	w->rng = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)cfg->seed << 7);
+	/* SIM_VERBOSE=2 traces every frame delivered too. */
+	verbose = getenv("SIM_VERBOSE");
+	w->trace_msgs = verbose && atoi(verbose) >= 2;
 	w->roster = calloc(cfg->n, sizeof(*w->roster));
 	CHECK(w->roster);
 	for (i = 0; i < cfg->n; i++) {

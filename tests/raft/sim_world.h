@@ -144,6 +144,8 @@ void sw_disk_full(struct sw *w, unsigned i, bool full);
 /* Self-test only: crash node i and give it an empty disk (a disk that
  * lost what it had acknowledged: outside what raft survives). */
 void sw_disk_lose(struct sw *w, unsigned i);
+/* Node i's consensus server (NULL while down). */
+const struct imexd_cons *sw_cons(const struct sw *w, unsigned i);
 /* Node i's raft log (NULL while down). */
 const struct imexd_raftlog *sw_log(const struct sw *w, unsigned i);
 /* The node's kernel domains. */

@@ -52,6 +52,9 @@ struct sw_node {
 	 * what its disk durably holds (an append returns after the sync). */
 	struct imexd_raftlog *dead;
 	struct imexd_node *node;
+	/* imexd_node_deadline() after its last input (only an input moves
+	 * it): the event loop reads this, not every node's timers a step. */
+	uint64_t deadline;
 	bool up, full;
 	bool retired;		/* left the group: stays down */
 	enum sw_crash_point arm;
@@ -89,6 +92,7 @@ struct sw_commit {
 struct sw {
 	struct sw_config cfg;
 	uint64_t now, rng, seq, same;
+	bool trace_msgs;	/* SIM_VERBOSE=2: every frame delivered */
 	const char *names[SW_NODES_MAX];
 	struct sw_node nodes[SW_NODES_MAX];
 	bool cut[SW_NODES_MAX][SW_NODES_MAX];
@@ -116,7 +120,5 @@ struct sw {
  * and when i applies @index), and the check of an acknowledgement. */
 void sw_seen_commit(struct sw *w, unsigned i, uint64_t index);
 void sw_check_ack(struct sw *w, const struct sw_req *r);
-/* Read views of node i (up). */
-const struct imexd_cons *sw_cons(const struct sw *w, unsigned i);
 
 #endif /* SIM_WORLD_INTERNAL_H */

@@ -303,6 +303,42 @@ static void test_apply_order_identical(void **state)
 	hr_free(h);
 }
 
+static bool all_applied_one(struct hr *h, void *arg)
+{
+	unsigned i;
+
+	(void)arg;
+	for (i = 1; i <= hr_n(h); i++)
+		if (hr_applied_count(h, i) < 1)
+			return false;
+	return true;
+}
+
+/* A follower learns a new commit index at once, not at the leader's next
+ * heartbeat (a heartbeat timeout, 100 ms here, later). */
+static void test_commit_pushed_at_once(void **state)
+{
+	struct hr *h = cluster(5, 11);
+	raft_index index;
+	uint64_t t0;
+	raft_id l;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 5 * ET);
+	l = hr_leader(h);
+	t0 = hr_now(h);
+	assert_int_equal(hr_submit(h, l, "one", 3, &index), 0);
+	/* Out and back (2-4 ms), the disks (2 ms), the commit out (1-2 ms). */
+	assert_true(hr_run_until_pred(h, t0 + 20, all_applied_one, NULL));
+	printf("  applied on every node %llu ms after the submit\n",
+	       (unsigned long long)(hr_now(h) - t0));
+	hr_run_for(h, 5 * ET);
+	assert_int_equal(hr_leader(h), l);
+	assert_int_equal(hr_violations(h), 0);
+	hr_free(h);
+}
+
 struct failover_arg {
 	raft_id old;
 };
@@ -923,6 +959,7 @@ int main(void)
 		cmocka_unit_test(test_election_5),
 		cmocka_unit_test(test_election_7),
 		cmocka_unit_test(test_apply_order_identical),
+		cmocka_unit_test(test_commit_pushed_at_once),
 		cmocka_unit_test(test_leader_kill_failover),
 		cmocka_unit_test(test_partition_2_3),
 		cmocka_unit_test(test_lost_voter_replaced),

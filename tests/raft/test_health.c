@@ -195,6 +195,17 @@ static void drain(void)
 		record(&a);
 }
 
+/* After an input, as the daemon does: the timer runs at once when the
+ * deadline has come (heartbeats on change go at the end of the turn). */
+static void settle(uint64_t now)
+{
+	drain();
+	if (imexd_health_deadline(H) <= now) {
+		imexd_health_timer(H, now);
+		drain();
+	}
+}
+
 static void reset(void)
 {
 	nrec = 0;
@@ -264,19 +275,19 @@ static void doms(uint64_t now, int n, ...)
 		d[i] = va_arg(ap, const struct imexd_def *);
 	va_end(ap);
 	assert_int_equal(imexd_health_set_domains(H, now, d, (size_t)n), 0);
-	drain();
+	settle(now);
 }
 
 static void up(uint64_t now, const char *name)
 {
 	imexd_health_peer_up(H, now, name);
-	drain();
+	settle(now);
 }
 
 static void down(uint64_t now, const char *name)
 {
 	imexd_health_peer_down(H, now, name);
-	drain();
+	settle(now);
 }
 
 static void tick(uint64_t now)
@@ -291,7 +302,7 @@ static void applied(uint64_t now, uint8_t id, uint64_t gen)
 
 	uuid_of(u, id);
 	assert_int_equal(imexd_health_applied(H, now, u, gen), 0);
-	drain();
+	settle(now);
 }
 
 static uint8_t letter_state(char c)
@@ -344,7 +355,7 @@ static void hbeat(uint64_t now, const char *from, const char *views,
 	m.u.heartbeat.ngens = ng;
 	m.u.heartbeat.gens = g;
 	imexd_health_heartbeat(H, now, from, &m);
-	drain();
+	settle(now);
 }
 
 static bool ready(uint8_t id)
@@ -514,21 +525,35 @@ static void test_heartbeat_content_and_period(void **state)
 static void test_change_heartbeat_rate_limit(void **state)
 {
 	(void)state;
-	start(1000, 3, 5000);		/* change gap: 100 ms */
+	start(1000, 3, 5000);		/* change gap: 100 ms, a burst of 4 */
 	doms(0, 1, mk(1, "d1", 1, "a b c"));
 	up(0, "b");
 	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->seq, 1);
 	tick(20);
 	reset();
-	up(50, "c");			/* b's view changed: within the gap */
-	assert_int_equal(count(IMEXD_HEALTH_SEND, "c"), 1);
-	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 0);
+	/* c flaps: b's view of it changes each time; the first three
+	 * changes go at once (with the first heartbeat, a burst of four),
+	 * the fourth waits for the gap. */
+	up(50, "c");
+	down(51, "c");
+	up(52, "c");
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 3);
+	down(53, "c");
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 3);
 	assert_int_equal(imexd_health_deadline(H), 100);
 	tick(99);
-	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 0);
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 3);
 	tick(100);
-	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 1);
-	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->seq, 2);
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 4);
+	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->seq, 5);
+	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->views[1].state,
+			 IMEX_MEMBER_RECOVERING);
+	/* Then one per gap. */
+	up(110, "c");
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 4);
+	assert_int_equal(imexd_health_deadline(H), 200);
+	tick(200);
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 5);
 	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->views[1].state,
 			 IMEX_MEMBER_CONNECTED);
 
@@ -537,18 +562,60 @@ static void test_change_heartbeat_rate_limit(void **state)
 	hbeat(300, "c", "a b", "");
 	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 0);
 
-	down(400, "c");			/* gap over: at once */
+	/* Quiet for a while: the burst is back. */
+	down(700, "c");
+	up(701, "c");
+	down(702, "c");
+	up(703, "c");
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 4);
+	down(704, "c");
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 4);
+	tick(800);
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 5);
+	tick(1799);
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 5);
+	tick(1800);			/* a period after the last one */
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 6);
+}
+
+/* Heartbeats on change go when the turn ends (the timer the caller runs
+ * at once): all a turn changed in one.  A peer's first report gets ours
+ * again, though it is the same: it may have dropped it. */
+static void test_change_heartbeats_at_turn_end(void **state)
+{
+	const char *cd[] = { "c", "d" };
+	const struct rec *r;
+	uint8_t u[16];
+
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b c d"));
+	up(0, "b");
 	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 1);
-	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->views[1].state,
-			 IMEX_MEMBER_RECOVERING);
-	up(420, "c");
-	down(450, "c");			/* changed back within the gap */
+	reset();
+	/* One turn: two peers up, the kernel's domain. */
+	imexd_health_peers_up(H, 10, cd, 2);
+	uuid_of(u, 1);
+	assert_int_equal(imexd_health_applied(H, 10, u, 1), 0);
+	drain();
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 0);
+	assert_true(imexd_health_deadline(H) <= 10);
+	tick(10);
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 1);
+	r = last(IMEXD_HEALTH_SEND, "b");
+	assert_int_equal(r->n, 3);		/* b, c, d */
+	assert_int_equal(r->views[1].state, IMEX_MEMBER_CONNECTED);
+	assert_int_equal(r->views[2].state, IMEX_MEMBER_CONNECTED);
+	assert_int_equal(r->ngens, 1);
+	assert_int_equal(r->gens[0].generation, 1);
+
+	reset();
+	hbeat(20, "b", "a c d", "1=1");	/* its first report */
+	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 1);
+	assert_int_equal(last(IMEXD_HEALTH_SEND, "b")->seq, 3);
+	hbeat(30, "b", "a c d", "1=1");
 	tick(500);
 	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 1);
-	tick(1399);
-	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 1);
-	tick(1400);			/* a period after the last one */
-	assert_int_equal(count(IMEXD_HEALTH_SEND, "b"), 2);
 }
 
 /* Actions left undrained are superseded by newer ones, never queued. */
@@ -701,6 +768,29 @@ static void test_status_rate_limit(void **state)
 	hbeat(150, "b", "a c:R", "");
 	tick(200);
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 4);
+
+	/* A new state goes at once, within the gap, up to a burst of four
+	 * pushes; then it waits for the gap too. */
+	applied(300, 1, 0);
+	applied(300, 1, 1);		/* the kernel's domain set anew */
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 5);
+	up(301, "c");
+	hbeat(301, "b", "a c", "1=1");
+	hbeat(302, "c", "a b", "1=1");	/* READY */
+	assert_true(ready(1));
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 6);
+	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->dstate,
+			 IMEX_DOMAIN_READY);
+	hbeat(303, "c", "a b:R", "1=1");	/* DEGRADED */
+	hbeat(304, "c", "a b", "1=1");	/* READY */
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 8);
+	hbeat(305, "c", "a b:R", "1=1");	/* DEGRADED: burst spent */
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 8);
+	assert_int_equal(imexd_health_deadline(H), 320);
+	tick(320);
+	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 9);
+	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->dstate,
+			 IMEX_DOMAIN_DEGRADED);
 }
 
 static void test_dropped_domain_gets_no_status(void **state)
@@ -740,10 +830,10 @@ static void test_status_waits_for_kernel(void **state)
 	start(1000, 3, 5000);
 	doms(0, 1, mk(1, "d1", 1, "a b"));
 	up(0, "b");
-	hbeat(10, "b", "a", "1=1");
+	hbeat(10, "b", "a", "1=1");	/* its first report: ours again */
 	tick(100);
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, NULL), 0);
-	assert_int_equal(imexd_health_deadline(H), 1000);
+	assert_int_equal(imexd_health_deadline(H), 1010);
 	applied(200, 1, 1);
 	assert_int_equal(count(IMEXD_HEALTH_STATUS, "d1"), 1);
 	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->dstate,
@@ -903,6 +993,7 @@ static void test_set_timing(void **state)
 	start(1000, 3, 5000);
 	doms(0, 1, mk(1, "d1", 1, "a b"));
 	up(0, "b");
+	hbeat(0, "b", "a", "");		/* its first report: ours again */
 	imexd_health_set_timing(H, 500, 2, 1000);
 	hbeat(900, "b", "a", "");
 	reset();
@@ -1191,15 +1282,44 @@ static void random_step(struct imexd_health *h, uint64_t now, uint32_t op,
 	}
 }
 
+/* Both parts' actions, drained: identical, and sound. */
+static unsigned long same_actions(struct imexd_health **h,
+				  unsigned long *readies)
+{
+	static char ta[8192], tb[8192];
+	struct imexd_health_action a, b;
+	unsigned long actions = 0;
+
+	for (;;) {
+		bool ga = imexd_health_next(h[0], &a);
+		bool gb = imexd_health_next(h[1], &b);
+
+		assert_int_equal(ga, gb);
+		if (!ga)
+			break;
+		action_text(&a, ta, sizeof(ta));
+		action_text(&b, tb, sizeof(tb));
+		assert_string_equal(ta, tb);
+		if (a.type == IMEXD_HEALTH_STATUS)
+			*readies += check_status(a.status);
+		if (a.type == IMEXD_HEALTH_SEND) {
+			assert_int_not_equal(
+				imexd_health_peer_state(h[0], a.to),
+				IMEX_MEMBER_UNKNOWN);
+			assert_true(a.msg->u.heartbeat.n <= 4);
+		}
+		actions++;
+	}
+	return actions;
+}
+
 static void test_random_inputs_deterministic(void **state)
 {
 	struct imexd_health_config cfg = {
 		.self = "a", .heartbeat_ms = 100, .miss_count = 2,
 		.grace_ms = 300,
 	};
-	static char ta[8192], tb[8192];
 	struct imexd_health *h[2];
-	struct imexd_health_action a, b;
 	const char *s = getenv("IMEXD_HEALTH_SEED");
 	uint64_t seed = s ? strtoull(s, NULL, 0) :
 			(uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
@@ -1225,25 +1345,12 @@ static void test_random_inputs_deterministic(void **state)
 		now += rndn(4) ? rndn(60) : rndn(600);
 		for (k = 0; k < 2; k++)
 			random_step(h[k], now, op, who, r);
-		for (;;) {
-			bool ga = imexd_health_next(h[0], &a);
-			bool gb = imexd_health_next(h[1], &b);
-
-			assert_int_equal(ga, gb);
-			if (!ga)
-				break;
-			action_text(&a, ta, sizeof(ta));
-			action_text(&b, tb, sizeof(tb));
-			assert_string_equal(ta, tb);
-			if (a.type == IMEXD_HEALTH_STATUS)
-				readies += check_status(a.status);
-			if (a.type == IMEXD_HEALTH_SEND) {
-				assert_int_not_equal(
-					imexd_health_peer_state(h[0], a.to),
-					IMEX_MEMBER_UNKNOWN);
-				assert_true(a.msg->u.heartbeat.n <= 4);
-			}
-			actions++;
+		actions += same_actions(h, &readies);
+		/* The timer at once if its time has come (the turn's end). */
+		if (imexd_health_deadline(h[0]) <= now) {
+			for (k = 0; k < 2; k++)
+				imexd_health_timer(h[k], now);
+			actions += same_actions(h, &readies);
 		}
 		assert_int_equal(imexd_health_deadline(h[0]),
 				 imexd_health_deadline(h[1]));
@@ -1263,6 +1370,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_grace_forever, teardown),
 		cmocka_unit_test_teardown(test_grace_zero, teardown),
 		cmocka_unit_test_teardown(test_heartbeat_content_and_period,
+					  teardown),
+		cmocka_unit_test_teardown(test_change_heartbeats_at_turn_end,
 					  teardown),
 		cmocka_unit_test_teardown(test_change_heartbeat_rate_limit,
 					  teardown),

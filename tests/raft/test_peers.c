@@ -561,14 +561,62 @@ static void test_refusal_log_table_is_bounded(void **state)
 
 	(void)state;
 	tp_new(&t, &c);
+	/* A host a minute apart: each key new, each logged once. */
 	for (i = 0; i < 1000; i++) {
 		snprintf(name, sizeof(name), "x%u", i);
 		snprintf(addr, sizeof(addr), "10.1.%u.%u:1", i / 250, i % 250);
-		inbound_hello(&t, 5000, 100 + i, addr, name, NULL);
+		inbound_hello(&t, 5000 + 60000ULL * i, 100 + i, addr, name, NULL);
 		assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 100 + i));
 		logs += count(&t, IMEXD_PEERS_LOG);
 	}
-	assert_int_equal(logs, 1000);	/* each key new: each logged once */
+	assert_int_equal(logs, 1000);
+	tp_free(&t);
+}
+
+/*
+ * One host cycling through junk names logs IMEXD_PEERS_LOG_PER_HOST lines a
+ * minute and one that says the rest are not; other hosts still get theirs;
+ * at most IMEXD_PEERS_LOG_HOSTS hosts a minute are logged at all.
+ */
+static void test_refusal_log_per_host_bounded(void **state)
+{
+	struct imexd_peers_config c = config("a");
+	char name[32], addr[32];
+	unsigned i, logs = 0;
+	const struct rec *r;
+	struct tp t;
+
+	(void)state;
+	tp_new(&t, &c);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "junk%u", i);
+		inbound_hello(&t, 1000 + i, 100 + i, "10.9.9.9:4000", name, NULL);
+		assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 100 + i));
+		r = find(&t, IMEXD_PEERS_LOG, 0);
+		if (r && logs == IMEXD_PEERS_LOG_PER_HOST)
+			assert_string_equal(r->text,
+					    "more refused connections from 10.9.9.9: not logged for up to a minute");
+		logs += count(&t, IMEXD_PEERS_LOG);
+	}
+	assert_int_equal(logs, IMEXD_PEERS_LOG_PER_HOST + 1);
+
+	/* Another host is logged; the first one again a minute later. */
+	inbound_hello(&t, 2000, 2000, "10.9.9.8:4000", "junk0", NULL);
+	assert_int_equal(count(&t, IMEXD_PEERS_LOG), 1);
+	inbound_hello(&t, 2000, 2001, "10.9.9.9:4001", "junkx", NULL);
+	assert_int_equal(count(&t, IMEXD_PEERS_LOG), 0);
+	inbound_hello(&t, 2000 + 60000, 2002, "10.9.9.9:4001", "junkx", NULL);
+	assert_int_equal(count(&t, IMEXD_PEERS_LOG), 1);
+
+	/* The host table: within one minute, the hosts past it are not logged. */
+	logs = 0;
+	for (i = 0; i < 100; i++) {
+		snprintf(addr, sizeof(addr), "10.2.0.%u:1", i);
+		inbound_hello(&t, 200000, 3000 + i, addr, "junk", NULL);
+		assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3000 + i));
+		logs += count(&t, IMEXD_PEERS_LOG);
+	}
+	assert_int_equal(logs, IMEXD_PEERS_LOG_HOSTS);
 	tp_free(&t);
 }
 
@@ -1315,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_non_roster_and_self_refused),
 		cmocka_unit_test(test_added_and_removed_peers),
 		cmocka_unit_test(test_refusal_log_table_is_bounded),
+		cmocka_unit_test(test_refusal_log_per_host_bounded),
 		cmocka_unit_test(test_tls_claim_must_be_in_the_certificate),
 		cmocka_unit_test(test_version_mismatch_reported_and_closed),
 		cmocka_unit_test(test_unbound_messages_never_delivered),
