@@ -1251,11 +1251,17 @@ void imexd_cons_free(struct imexd_cons *c)
 	free(c);
 }
 
-/* The initial configuration entry of the roster (term 1, index 1). */
+/*
+ * The initial configuration entry of the roster (term 1, index 1).  Never
+ * one voter unless the roster is this node alone: a node whose NODES_FILE
+ * wrongly names it and one other would otherwise lead a group of its own.
+ * Two voters need the other name's vote, which a node of another group
+ * refuses (votes only from its members); upkeep may demote one later.
+ */
 static int bootstrap_entry(const struct imexd_cons *c, struct raft_buffer *buf)
 {
 	struct raft_configuration conf;
-	unsigned i, v = imexd_cons_voters(c->n);
+	unsigned i, v = c->n == 2 ? 2 : imexd_cons_voters(c->n);
 	int rv = 0;
 
 	raft_configuration_init(&conf);

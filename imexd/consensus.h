@@ -20,9 +20,10 @@
  * Bootstrap: a node of the roster that starts with nothing stored (no
  * snapshot, no entries) begins from entry 1 = the initial configuration
  * (term 1): the first imexd_cons_voters(n) names in sorted order are
- * voters, the rest standby.  That entry is identical on every node, so no
- * node has to be "first"; it is handed out once with a PERSIST_ENTRIES
- * action.  A node outside its roster starts empty and never campaigns: it
+ * voters (both of two names: a node never leads alone unless it is the
+ * roster's only name), the rest standby.  That entry is identical on
+ * every node, so no node has to be "first"; it is handed out once with a
+ * PERSIST_ENTRIES action.  A node outside its roster starts empty and never campaigns: it
  * waits until a leader adds it (imexd_cons_change), so a new node can
  * never form a second group with the same names.
  *

@@ -193,6 +193,61 @@ static void test_bootstrap_entry_identical(void **state)
 	free(first);
 }
 
+/*
+ * A node whose NODES_FILE names itself and one other name, its own first,
+ * with nothing stored: alone it must never lead (as the only voter it
+ * would form a group of its own beside the real one).  Its bootstrap
+ * entry makes both names voters.
+ */
+static void test_two_names_never_lead_alone(void **state)
+{
+	const char *roster[] = { "z", "a" };
+	struct imexd_cons_config cfg = {
+		.roster = roster, .n_roster = 2, .self = "a",
+		.election_timeout_ms = (unsigned)ET, .seed = 3,
+	};
+	struct imexd_cons_start st = { .start_index = 1 };
+	struct imexd_cons_action a;
+	struct imexd_cons *c;
+	raft_index last = 0;
+	uint64_t now = 0;
+	unsigned round, voters = 0, i;
+
+	(void)state;
+	assert_int_equal(imexd_cons_new(&cfg, &c), 0);
+	assert_int_equal(imexd_cons_start(c, now, &st), 0);
+	for (round = 0; round < 50; round++) {
+		while (imexd_cons_next(c, &a)) {
+			const struct raft_entry *e;
+			struct raft_configuration conf;
+
+			if (a.type != IMEXD_CONS_PERSIST_ENTRIES)
+				continue;
+			last = a.entries.index + a.entries.n - 1;
+			e = &a.entries.entries[0];
+			if (a.entries.index != 1 || e->type != RAFT_CHANGE)
+				continue;
+			raft_configuration_init(&conf);
+			assert_int_equal(raft_configuration_decode(&e->buf,
+								   &conf), 0);
+			for (i = 0; i < conf.n; i++)
+				voters += conf.servers[i].role == RAFT_VOTER;
+			raft_configuration_close(&conf);
+		}
+		if (last)
+			assert_int_equal(imexd_cons_persisted(c, now, last), 0);
+		last = 0;
+		assert_int_not_equal(imexd_cons_leader(c), imexd_cons_self(c));
+		now = imexd_cons_timeout(c) > now ? imexd_cons_timeout(c) :
+						    now + 1;
+		assert_int_equal(imexd_cons_tick(c, now), 0);
+	}
+	assert_true(now >= 10 * ET);
+	assert_int_equal(voters, 2);
+	assert_int_not_equal(imexd_cons_leader(c), imexd_cons_self(c));
+	imexd_cons_free(c);
+}
+
 /* Inputs that break the contract are refused and change nothing; a
  * refused message's buffers are still released (ASan checks leaks). */
 static void test_bad_inputs_refused(void **state)
@@ -954,6 +1009,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roster_ids_and_voters),
 		cmocka_unit_test(test_bootstrap_entry_identical),
+		cmocka_unit_test(test_two_names_never_lead_alone),
 		cmocka_unit_test(test_bad_inputs_refused),
 		cmocka_unit_test(test_election_3),
 		cmocka_unit_test(test_election_5),
