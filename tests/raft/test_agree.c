@@ -537,6 +537,61 @@ static void test_join_and_leave(void **state)
 	net_free(t);
 }
 
+/* Node i powers off: its queued messages are lost with it. */
+static void power_off(struct tnet *t, unsigned i)
+{
+	size_t k, j = 0;
+
+	node_stop(t, i);
+	for (k = 0; k < t->nq; k++) {
+		if (t->q[k].from == i)
+			free(t->q[k].data);
+		else
+			t->q[j++] = t->q[k];
+	}
+	t->nq = j;
+}
+
+/*
+ * A leave asked on a follower; its leader powers off after the node is
+ * out of the configuration and before the table step is everywhere.  The
+ * follower forwards the leave again to the new leader, which finishes the
+ * table step (or finds it done): the node ends out of both.
+ */
+static void test_leave_leader_lost(void **state)
+{
+	struct tnet *t = net_new(5);
+	unsigned l, f, v, nl, out_for = 0, ms;
+	char name[8];
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < NN);
+	f = (l + 1) % NN;
+	v = (l + 2) % NN;
+	snprintf(name, sizeof(name), "n%u", v);
+	request_node(t, f, 1, IMEXD_CMD_NODE_LEAVE, name, "", NULL);
+	for (ms = 0; ms < 100 && out_for < 2; ms++) {
+		run_for(t, 1);
+		out_for = role_at(t, l, name) == -1 ? out_for + 1 : 0;
+	}
+	assert_int_equal(out_for, 2);
+	assert_false(t->done[1].done);
+	power_off(t, l);
+	wait_done(t, 1, 10 * ET);
+	if (t->done[1].error)
+		assert_non_null(strstr(t->done[1].message,
+				       "the lost leader may have made it"));
+	assert_true(t->done[1].error == 0 || t->done[1].error == ENOENT);
+	run_for(t, 3 * ET);
+	nl = leader_of(t);
+	assert_true(nl < NN && nl != l);
+	assert_int_equal(role_at(t, nl, name), -1);
+	assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[nl].ag), name));
+	net_free(t);
+}
+
 /* A forwarded NODE_SET may report only the sender's own identity. */
 static void test_forwarded_identity_of_another_node_refused(void **state)
 {
@@ -723,6 +778,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_which_logs_start),
 		cmocka_unit_test(test_join_and_leave),
+		cmocka_unit_test(test_leave_leader_lost),
 		cmocka_unit_test(test_forwarded_identity_of_another_node_refused),
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
 	};
