@@ -691,12 +691,10 @@ static bool forward_allowed(const struct imexd_agree *a, const char *from,
 	case IMEXD_CMD_MEMBER_EVICT:
 		name = c->u.evict.name;
 		break;
-	case IMEXD_CMD_NODE_JOIN:
-	case IMEXD_CMD_NODE_LEAVE:
-		/* The administrator of any node of the group may; a joining
-		 * node still needs the group's TLS certificate. */
-		return true;
 	default:
+		/* A node join or leave: the administrator of any node of the
+		 * group may ask one (a joining node still needs the group's
+		 * TLS certificate). */
 		return true;
 	}
 	d = a->fsm ? imexd_fsm_domain(a->fsm, name) : NULL;
