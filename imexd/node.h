@@ -94,13 +94,11 @@ struct imexd_request {
 };
 
 /*
- * Membership requests (imexd_request.cmd), answered like the others.  A
- * join dials the node (addr) and waits for its HELLO: its fabric identity
- * must be this node's; a node that does not connect within the request
- * timeout is refused.  No kernel command carries them yet.
+ * Membership requests (imexd_request.cmd IMEX_CMD_NODE_JOIN/LEAVE, no
+ * domain name), answered like the others.  A join dials the node (addr)
+ * and waits for its HELLO: its fabric identity must be this node's; a node
+ * that does not connect within the request timeout is refused.
  */
-#define IMEXD_REQ_NODE_JOIN	0x10000u
-#define IMEXD_REQ_NODE_LEAVE	0x10001u
 #define IMEXD_NODE_JOINS_MAX	8	/* joins waiting for a HELLO */
 
 enum imexd_log_level { IMEXD_LOG_ERR = 3, IMEXD_LOG_WARN = 4,

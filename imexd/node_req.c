@@ -288,7 +288,7 @@ static int req_to_cmd(struct imexd_node *n, const struct imexd_request *r,
 		snprintf(cmd->u.evict.member, sizeof(cmd->u.evict.member),
 			 "%s", r->member);
 		break;
-	case IMEXD_REQ_NODE_LEAVE:
+	case IMEX_CMD_NODE_LEAVE:
 		cmd->type = IMEXD_CMD_NODE_LEAVE;
 		snprintf(cmd->u.node.name, sizeof(cmd->u.node.name), "%s",
 			 r->member);
@@ -522,7 +522,7 @@ void imexd_node_request(struct imexd_node *n, uint64_t now,
 	int e;
 
 	n->now = now;
-	if (req->cmd == IMEXD_REQ_NODE_JOIN) {
+	if (req->cmd == IMEX_CMD_NODE_JOIN) {
 		node_join(n, req);
 		node_pump(n);
 		return;

@@ -756,7 +756,7 @@ static unsigned membership(unsigned seed)
 	EXPECT(w, imexd_cons_role(cons_at(w, l), imexd_cons_name_id("n004")) < 0);
 	EXPECT(w, imexd_cons_term(cons_at(w, 4)) == 0);
 	f = (l + 1) % 4;
-	mk_node(&rb, IMEXD_REQ_NODE_JOIN, w, 4, true);
+	mk_node(&rb, IMEX_CMD_NODE_JOIN, w, 4, true);
 	r = request(w, f, &rb);
 	EXPECT(w, r && r->done && !r->error);
 	EXPECT(w, sw_run_pred(w, 20 * ET, joined));
@@ -767,7 +767,7 @@ static unsigned membership(unsigned seed)
 	EXPECT(w, r && r->done && !r->error && r->def.nchannels == 2);
 	EXPECT(w, r && sw_run_pred(w, 20 * ET, ready_on_4));
 	/* A leave of a node J names: refused, naming J. */
-	mk_node(&rb, IMEXD_REQ_NODE_LEAVE, w, f, false);
+	mk_node(&rb, IMEX_CMD_NODE_LEAVE, w, f, false);
 	r = request(w, 4, &rb);
 	EXPECT(w, r && r->done && r->error == EBUSY &&
 		  strstr(r->message, "domain 'J'"));
@@ -775,7 +775,7 @@ static unsigned membership(unsigned seed)
 	l = leader_or_0(w);
 	for (gone = 0; gone < 4 && (gone == l || gone == f); gone++)
 		;
-	mk_node(&rb, IMEXD_REQ_NODE_LEAVE, w, gone, false);
+	mk_node(&rb, IMEX_CMD_NODE_LEAVE, w, gone, false);
 	r = request(w, 4, &rb);
 	EXPECT(w, r && r->done && !r->error);
 	sw_retire(w, gone);
