@@ -62,7 +62,7 @@ expect 0 $I node join n2=192.0.2.2:7777 --timeout 5
 expect 0 $I --json node join n3 --timeout 5
 expect 0 $I node leave n3 --timeout 5
 expect 1 $I node join far1 --timeout 5
-expect 1 $I node join "bad name" --timeout 5
+expect 2 $I node join "bad name" --timeout 5
 # An open channel keeps the module: unload says which.
 exec 7</dev/imex-channels/channel0 || fail "cannot open channel0"
 expect 1 $I module unload
