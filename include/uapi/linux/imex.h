@@ -247,7 +247,7 @@
 
 /* Bounds, enforced by the module and documented in Documentation/. */
 #define IMEX_NAME_MAX		64	/* names, including the NUL */
-#define IMEX_ADDR_MAX		256	/* member addresses, including the NUL */
+#define IMEX_ADDR_MAX		256	/* member, node addresses, with the NUL */
 #define IMEX_UUID_LEN		16
 #define IMEX_MEMBERS_MAX	160	/* 144 nodes (NVL576) and room */
 #define IMEX_DOMAINS_MAX	256	/* per node */
