@@ -6,6 +6,7 @@
  * that fast), so DONEs seen before the id is known are kept and matched.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,13 @@ void imexctl_req_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg
 	}
 }
 
-static int request_failed(struct imexctl *ctx, const char *what,
+/* Group membership: no domain to look at afterwards. */
+static bool node_request(uint8_t cmd)
+{
+	return cmd == IMEX_CMD_NODE_JOIN || cmd == IMEX_CMD_NODE_LEAVE;
+}
+
+static int request_failed(struct imexctl *ctx, uint8_t cmd, const char *what,
 			  const struct imexctl_req_done *d)
 {
 	int err = (d->status > 0 && d->status < 4096) ? -(int)d->status : -EPROTO;
@@ -77,6 +84,10 @@ static int request_failed(struct imexctl *ctx, const char *what,
 		return imexctl_err(ctx, err, "%s: %s", what, d->message);
 	switch (-err) {
 	case ETIMEDOUT:
+		if (node_request(cmd))
+			return imexctl_err(ctx, err,
+					   "%s: imexd did not complete the request in time: see 'journalctl -u imexd', then run the same command again (it says whether the change was made)",
+					   what);
 		return imexctl_err(ctx, err,
 				   "%s: imexd did not complete the request in time: check the other members with 'imexctl domain show' and 'journalctl -u imexd'",
 				   what);
@@ -146,13 +157,19 @@ int imexctl_request(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 			goto out;
 		}
 		if (st->finished) {
-			r = st->done.status ? request_failed(ctx, what, &st->done) : 0;
+			r = st->done.status ? request_failed(ctx, cmd, what, &st->done) : 0;
 			goto out;
 		}
 		/* The kernel's own answer is awaited even past a short timeout:
 		 * its refusals (no imexd, bad fabric, ...) are immediate. */
 		r = imexctl_session_read(&s, s.acked ? deadline :
 					 (deadline > ack_deadline ? deadline : ack_deadline));
+		if (r == -ETIMEDOUT && node_request(cmd)) {
+			r = imexctl_err(ctx, -ETIMEDOUT,
+					"%s: no outcome from imexd within %d s (request %" PRIu64 "); it may still complete: run the same command again later, it says whether the change was made",
+					what, (timeout_ms + 999) / 1000, st->id);
+			goto out;
+		}
 		if (r == -ETIMEDOUT) {
 			r = imexctl_err(ctx, -ETIMEDOUT,
 					"%s: no outcome from imexd within %d s (request %" PRIu64 ")%s; it may still complete: check 'imexctl domain list'",
