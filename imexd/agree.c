@@ -231,6 +231,20 @@ static int on_action(struct imexd_agree *a, uint64_t now,
 		return 0;
 	case IMEXD_CONS_STATE:
 		return on_state(a, ca);
+	case IMEXD_CONS_CHANGED:
+		r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
+		if (!r || r->state != REQ_SUBMITTED)
+			return 0;
+		if (r->type == IMEXD_CMD_NODE_LEAVE && !r->left) {
+			/* Out of the group: next out of the table, as a
+			 * command (dispatched after this drain). */
+			r->left = true;
+			r->state = REQ_WAIT;
+			r->retry_at = 0;
+			return 0;
+		}
+		return ag_req_finish(a, r, 0, "", NULL, ca->apply.index,
+				     NULL, 0);
 	}
 	return 0;
 }
@@ -279,10 +293,11 @@ int ag_pump(struct imexd_agree *a, uint64_t now)
 
 /* (Re)start the raft server and the table from what storage holds. */
 /*
- * The group stored in the log (its latest configuration) must be the one
- * this roster gives: the same raft id for every name.  A changed
- * NODES_FILE would otherwise count votes for the wrong nodes.  0, or
- * -ESTALE with a line logged that names both.
+ * The group stored in the log (its latest configuration) is the authority
+ * on membership; NODES_FILE may differ.  Its ids must be those the names
+ * give (imexd_cons_name_id): a log formed by an imexd that numbered the
+ * roster would count votes for the wrong nodes.  0, or -ESTALE with a
+ * line logged that names the group.
  */
 static int roster_matches(struct imexd_agree *a, const struct imexd_cons *cons,
 			  const struct imexd_cons_start *st)
@@ -302,7 +317,11 @@ static int roster_matches(struct imexd_agree *a, const struct imexd_cons *cons,
 	for (i = 0; pc && i < pc->n; i++) {
 		const struct raft_server *s = &pc->servers[i];
 
-		if (imexd_cons_id(cons, s->address) != s->id)
+		char name[IMEXD_CONS_NAME_MAX];
+
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)strcspn(s->address, "="), s->address);
+		if (imexd_cons_name_id(name) != s->id)
 			bad = 1;
 		if (off < sizeof(stored))
 			off += (size_t)snprintf(stored + off, sizeof(stored) - off,
@@ -312,7 +331,8 @@ static int roster_matches(struct imexd_agree *a, const struct imexd_cons *cons,
 		raft_configuration_close(&conf);
 	if (!bad)
 		return 0;
-	ag_log(a, 3, "the raft log was formed by nodes %s, and NODES_FILE does not give them the same places: use that group's NODES_FILE on this node (changing a group's nodes is not supported yet), or move STATE_DIRECTORY/raft away to start this node anew",
+	(void)cons;
+	ag_log(a, 3, "the raft log was formed by nodes %s with ids this imexd does not derive from their names (an older imexd): move STATE_DIRECTORY/raft away on every node to start the group anew",
 	       stored);
 	return -ESTALE;
 }
@@ -594,7 +614,12 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 
 	if (rv || !a->cons)
 		return rv;
+	/* The transport binds only names of NODES_FILE and of the
+	 * configurations seen: a sender this server does not know yet is
+	 * one of those (a node that joined while it was away). */
 	id = imexd_cons_id(a->cons, from);
+	if (!id)
+		id = imexd_cons_learn(a->cons, from);
 	if (!id || id == imexd_cons_self(a->cons))
 		return ag_log_limited(a, now, AG_LIM_RAFT_STRANGER, 4,
 				      "raft message from %s dropped: not a peer in the roster",
@@ -607,7 +632,6 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 		return ag_log_limited(a, now, AG_LIM_RAFT_BAD, 4,
 				      "raft message from %s dropped: %s", from,
 				      why ? why : strerror(-rv));
-	a->heard[id] = now;
 	rv = imexd_cons_receive(a->cons, now, id, &msg);
 	imexd_raftwire_release(&msg);
 	if (rv) {
@@ -748,9 +772,8 @@ int imexd_agree_new(const struct imexd_agree_config *cfg,
 		 cfg->self);
 	a->next_id = 1;
 	a->roster = calloc(cfg->n_roster, sizeof(*a->roster));
-	a->heard = calloc(cfg->n_roster + 1, sizeof(*a->heard));
 	a->fsm = imexd_fsm_new();
-	if (!a->roster || !a->heard || !a->fsm) {
+	if (!a->roster || !a->fsm) {
 		imexd_agree_free(a);
 		return -ENOMEM;
 	}
@@ -786,7 +809,6 @@ void imexd_agree_free(struct imexd_agree *a)
 		imexd_def_free(&a->have[i]);
 	free(a->have);
 	free(a->skip);
-	free(a->heard);
 	if (a->roster)
 		for (i = 0; i < a->cfg.n_roster; i++)
 			free(a->roster[i]);

@@ -27,6 +27,8 @@ struct ag_req {
 	uint8_t *cmd;
 	size_t len;
 	uint64_t deadline, retry_at;
+	bool left;		/* NODE_LEAVE: out of the configuration; the
+				 * table command is next */
 	bool repeated;		/* forwarded again after its leader was lost */
 };
 
@@ -68,7 +70,6 @@ struct imexd_agree {
 	uint64_t restart_at;
 	raft_id last_leader;
 	enum raft_state last_state;
-	uint64_t *heard;		/* by raft id: last message time */
 
 	struct imexd_agree_action *acts;
 	size_t n_acts, cap_acts, next_act;

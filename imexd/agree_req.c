@@ -313,20 +313,23 @@ struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
 void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf,
 			size_t size)
 {
+	const struct raft_configuration *conf;
 	char lost[100] = "";
-	unsigned voters = 0, up = 0;
+	unsigned i, voters = 0, up = 0;
 	size_t off = 0;
 	raft_id id;
 
 	buf[0] = '\0';
 	if (!a->cons)
 		return;
-	for (id = 1; id <= a->cfg.n_roster; id++) {
-		if (imexd_cons_role(a->cons, id) != RAFT_VOTER)
+	conf = imexd_cons_members(a->cons);
+	for (i = 0; i < conf->n; i++) {
+		id = conf->servers[i].id;
+		if (conf->servers[i].role != RAFT_VOTER)
 			continue;
 		voters++;
 		if (id == imexd_cons_self(a->cons) ||
-		    a->heard[id] + 2 * a->et >= now) {
+		    imexd_cons_heard(a->cons, id) + 2 * a->et >= now) {
 			up++;
 			continue;
 		}
@@ -368,6 +371,118 @@ static bool create_waits_for_join(struct imexd_agree *a, uint64_t now,
 	return wait;
 }
 
+static void uuid_text(const uint8_t u[16], char out[37])
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		o += (size_t)snprintf(out + o, 3, "%02x", u[i]);
+	}
+	out[o] = '\0';
+}
+
+/* What a refused membership change tells the administrator. */
+static const char *change_refused(int err, bool join)
+{
+	switch (err) {
+	case -EALREADY:
+		return "is already a node of this NVLink domain";
+	case -ENOENT:
+		return "is not a node of this NVLink domain";
+	case -EEXIST:
+		return "has the raft id of another node (its name hashes alike): give it another name";
+	case -EDEADLK:
+		return "leads the group and cannot remove itself: stop imexd there (another node takes over) and retry";
+	case -ENOSPC:
+		return "cannot join: the NVLink domain has the most nodes it may have";
+	case -EBUSY:
+		return "was not changed: another node join or leave is under way; retry";
+	default:
+		return join ? "could not be joined" : "could not be removed";
+	}
+}
+
+/*
+ * A join or leave on the leader: a joining node must report this node's
+ * fabric identity; a leaving node must be named by no domain.  Then one
+ * configuration change, tagged with the request (CHANGED answers it).
+ * 1: not the leader after all (forward it); 2: the leave's table step is
+ * next.
+ */
+static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
+{
+	const struct imexd_fsm_node *me = &a->cfg.identity;
+	char text[2 * IMEXD_MESSAGE_MAX];	/* cut to IMEXD_MESSAGE_MAX */
+	char address[IMEX_NAME_MAX + IMEXD_ADDR_MAX + 2];
+	bool join = r->type == IMEXD_CMD_NODE_JOIN;
+	const struct imexd_def *d;
+	struct imexd_cmd cmd;
+	raft_index index;
+	raft_id leader;
+	size_t pos = 0;
+	int rv;
+
+	rv = imexd_cmd_decode(r->cmd, r->len, &cmd, NULL);
+	if (rv == -ENOMEM)
+		return rv;
+	if (rv)
+		return ag_req_finish(a, r, EINVAL, "invalid request", NULL, 0,
+				     NULL, 0);
+	if (join && (memcmp(cmd.u.node.fabric_uuid, me->fabric_uuid, 16) ||
+		     cmd.u.node.partition != me->partition)) {
+		char theirs[37], ours[37];
+
+		uuid_text(cmd.u.node.fabric_uuid, theirs);
+		uuid_text(me->fabric_uuid, ours);
+		snprintf(text, sizeof(text),
+			 "node '%s' reports fabric %s partition %u, this NVLink domain is fabric %s partition %u: not joined",
+			 cmd.u.node.name, theirs, (unsigned int)cmd.u.node.partition,
+			 ours, (unsigned int)me->partition);
+		text[IMEXD_MESSAGE_MAX] = '\0';
+		return ag_req_finish(a, r, EXDEV, text, NULL, 0, NULL, 0);
+	}
+	d = join ? NULL : imexd_fsm_domain_of(a->fsm, cmd.u.node.name, &pos);
+	if (d) {
+		snprintf(text, sizeof(text),
+			 "node '%s' is a member of domain '%s': delete the domain or evict the node from it first; not removed",
+			 cmd.u.node.name, d->name);
+		text[IMEXD_MESSAGE_MAX] = '\0';
+		return ag_req_finish(a, r, EBUSY, text, NULL, 0, NULL, 0);
+	}
+	snprintf(address, sizeof(address), "%s%s%s", cmd.u.node.name,
+		 cmd.u.node.addr[0] ? "=" : "", cmd.u.node.addr);
+	rv = imexd_cons_change(a->cons, now, address, join, r->id, &index,
+			       &leader);
+	if (!rv) {
+		r->state = REQ_SUBMITTED;
+		rv = ag_log(a, 6, "%s node %s (entry %llu)",
+			    join ? "adding" : "removing", address,
+			    (unsigned long long)index);
+		return rv ? rv : ag_pump(a, now);
+	}
+	if (rv == -ENOMEM)
+		return rv;
+	if (rv == -IMEXD_CONS_ENOTLEADER)
+		return 1;
+	if (rv == -ENOENT && !join &&
+	    imexd_fsm_node(a->fsm, cmd.u.node.name)) {
+		/* Out of the configuration, still in the table: a leave
+		 * whose leader was lost between its two steps. */
+		r->left = true;
+		return 2;
+	}
+	if (rv == -EBUSY && now + 2 * a->et < r->deadline) {
+		r->retry_at = now + a->et / 10 + 1;
+		return 0;
+	}
+	snprintf(text, sizeof(text), "node '%s' %s", cmd.u.node.name,
+		 change_refused(rv, join));
+	text[IMEXD_MESSAGE_MAX] = '\0';
+	return ag_req_finish(a, r, -rv, text, NULL, 0, NULL, 0);
+}
+
 static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
 	struct imexd_agree_action *act;
@@ -378,6 +493,14 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	const char *name;
 	int rv;
 
+	if (leader == imexd_cons_self(a->cons) &&
+	    (r->type == IMEXD_CMD_NODE_JOIN ||
+	     (r->type == IMEXD_CMD_NODE_LEAVE && !r->left))) {
+		rv = member_change(a, now, r);
+		if (rv <= 0)
+			return rv;
+		leader = imexd_cons_leader(a->cons);
+	}
 	if (leader == imexd_cons_self(a->cons)) {
 		if (create_waits_for_join(a, now, r))
 			return 0;
@@ -414,9 +537,11 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
  * A new leader is known: requests forwarded to another node may never be
  * answered (a leader powered off leaves its connection open for a while).
  * Forward them again, to the new leader, if doing one twice leaves the
- * same outcome: a create carries its UUID (a repeat finds it made), and a
- * repeated delete, evict or free that finds nothing to do says the lost
- * leader may have done it (imexd_agree_reply).  Any other change may or
+ * same outcome: a create carries its UUID (a repeat finds it made), a
+ * repeated delete, evict, free, join or leave that finds nothing to do
+ * says the lost leader may have done it (imexd_agree_reply), and a leave
+ * found out of the configuration but still in the table finishes its
+ * table step (member_change).  Any other change may or
  * may not have been made by the lost leader: say so now rather than at the
  * request's timeout.
  */
@@ -438,6 +563,8 @@ int ag_leader_moved(struct imexd_agree *a, const char *leader)
 		case IMEXD_CMD_DOMAIN_DELETE:
 		case IMEXD_CMD_MEMBER_EVICT:
 		case IMEXD_CMD_CHANNEL_FREE:
+		case IMEXD_CMD_NODE_JOIN:
+		case IMEXD_CMD_NODE_LEAVE:
 			r->state = REQ_WAIT;
 			r->retry_at = 0;
 			r->repeated = true;
@@ -594,6 +721,9 @@ static bool forward_allowed(const struct imexd_agree *a, const char *from,
 		name = c->u.evict.name;
 		break;
 	default:
+		/* A node join or leave: the administrator of any node of the
+		 * group may ask one (a joining node still needs the group's
+		 * TLS certificate). */
 		return true;
 	}
 	d = a->fsm ? imexd_fsm_domain(a->fsm, name) : NULL;
@@ -645,12 +775,16 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 
 	if (rv)
 		return rv;
-	for (i = 0; i < a->cfg.n_roster; i++)
-		if (!strcmp(a->roster[i], from) && strcmp(from, a->self))
+	/* From a node of the group (or, while the server is down, of the
+	 * roster). */
+	for (i = 0; !a->cons && i < a->cfg.n_roster; i++)
+		if (!strcmp(a->roster[i], from))
 			break;
-	if (i == a->cfg.n_roster)
+	if (!strcmp(from, a->self) ||
+	    (a->cons ? imexd_cons_role(a->cons, imexd_cons_id(a->cons, from)) < 0 :
+		       i == a->cfg.n_roster))
 		return ag_log_limited(a, now, AG_LIM_REQ_STRANGER, 4,
-				      "request from %s dropped: not a peer in the roster",
+				      "request from %s dropped: not a node of the group",
 				      from);
 	/* A duplicate of a request being served is the same request. */
 	for (i = 0; i < a->n_reqs; i++) {
@@ -718,7 +852,9 @@ int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 			/* Never submitted there: find the leader again. */
 			r->state = REQ_WAIT;
 			r->retry_at = now + a->et / 10 + 1;
-		} else if (r->repeated && error == ENOENT) {
+		} else if (r->repeated && (error == ENOENT ||
+					   (error == EALREADY &&
+					    r->type == IMEXD_CMD_NODE_JOIN))) {
 			char text[IMEXD_MESSAGE_MAX + 1];
 
 			/* The lost leader's copy may have done it. */

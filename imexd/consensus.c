@@ -38,6 +38,15 @@ struct cons_scratch {
 	bool conf; /* p is a struct raft_configuration to close */
 };
 
+/* A node this server can name: the roster's and every configuration's. */
+struct cons_peer {
+	raft_id id;
+	char *name;
+	char *addr;     /* from a join entry ("name=addr"); NULL: none */
+	uint64_t heard; /* last message from it */
+	bool roster;
+};
+
 struct cons_snap {
 	bool have;
 	struct raft_snapshot_metadata meta; /* configuration owned */
@@ -48,10 +57,13 @@ struct cons_snap {
 struct imexd_cons {
 	struct raft raft;
 	bool started;
-	char **names; /* sorted; id = position + 1 */
-	unsigned n;
+	bool self_in_roster;
+	char **names; /* the roster (n), sorted: the bootstrap entry's order */
 	raft_id self;
-	unsigned et, k, snap_threshold, snap_trailing;
+	struct cons_peer *peers; /* sorted by id; bounded by ROSTER_MAX */
+	size_t n_peers, cap_peers;
+	raft_index known_conf[2]; /* configuration indexes peers were learnt at */
+	unsigned n, et, k, snap_threshold, snap_trailing;
 
 	struct cons_entry *log;
 	size_t log_n, log_cap;
@@ -80,7 +92,6 @@ struct imexd_cons {
 	size_t n_events, cap_events;
 
 	/* Upkeep (leader). */
-	uint64_t *heard; /* [id - 1]: last message from that node */
 	raft_id promoting;
 	uint64_t promote_backoff;
 
@@ -126,17 +137,189 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+raft_id imexd_cons_name_id(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 0x100000001b3ULL;
+	h &= 0x7fffffffffffffffULL;
+	return h ? h : 1;
+}
+
+static struct cons_peer *peer_find(const struct imexd_cons *c, raft_id id)
+{
+	size_t lo = 0, hi = c->n_peers;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->peers[mid].id == id)
+			return &c->peers[mid];
+		if (c->peers[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 raft_id imexd_cons_id(const struct imexd_cons *c, const char *name)
 {
-	char *const *hit;
+	raft_id id = imexd_cons_name_id(name);
+	const struct cons_peer *p = peer_find(c, id);
 
-	hit = bsearch(&name, c->names, c->n, sizeof(*c->names), cmp_name);
-	return hit ? (raft_id)(hit - c->names) + 1 : 0;
+	return p && !strcmp(p->name, name) ? id : 0;
 }
 
 const char *imexd_cons_name(const struct imexd_cons *c, raft_id id)
 {
-	return id >= 1 && id <= c->n ? c->names[id - 1] : NULL;
+	const struct cons_peer *p = peer_find(c, id);
+
+	return p ? p->name : NULL;
+}
+
+const char *imexd_cons_addr(const struct imexd_cons *c, raft_id id)
+{
+	const struct cons_peer *p = peer_find(c, id);
+
+	return p ? p->addr : NULL;
+}
+
+uint64_t imexd_cons_heard(const struct imexd_cons *c, raft_id id)
+{
+	const struct cons_peer *p = peer_find(c, id);
+
+	return p ? p->heard : 0;
+}
+
+const struct raft_configuration *imexd_cons_members(const struct imexd_cons *c)
+{
+	return &c->raft.configuration;
+}
+
+raft_index imexd_cons_members_index(const struct imexd_cons *c)
+{
+	return c->raft.configuration_uncommitted_index ?
+	       c->raft.configuration_uncommitted_index :
+	       c->raft.configuration_committed_index;
+}
+
+static bool conf_has(const struct raft_configuration *conf, raft_id id)
+{
+	unsigned i;
+
+	for (i = 0; i < conf->n; i++)
+		if (conf->servers[i].id == id)
+			return true;
+	return false;
+}
+
+static bool is_member(const struct imexd_cons *c, raft_id id)
+{
+	return conf_has(&c->raft.configuration, id);
+}
+
+/* Forget learnt names that are in no configuration and not the roster's,
+ * to make room. */
+static void peers_prune(struct imexd_cons *c)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < c->n_peers; i++) {
+		struct cons_peer *p = &c->peers[i];
+
+		if (p->roster || p->id == c->self ||
+		    conf_has(&c->raft.configuration, p->id) ||
+		    conf_has(&c->raft.configuration_committed, p->id)) {
+			c->peers[j++] = *p;
+			continue;
+		}
+		free(p->name);
+		free(p->addr);
+	}
+	c->n_peers = j;
+}
+
+/*
+ * Add a node (address "name" or "name=addr").  -EEXIST: its id names
+ * another node (a hash collision); -ENOSPC: the table is full.
+ */
+static int peer_add(struct imexd_cons *c, raft_id id, const char *address,
+		    bool roster)
+{
+	const char *eq = strchr(address, '=');
+	size_t len = eq ? (size_t)(eq - address) : strlen(address);
+	struct cons_peer *p = peer_find(c, id);
+	size_t i;
+
+	if (p) {
+		if (strlen(p->name) != len || strncmp(p->name, address, len))
+			return -EEXIST;
+		p->roster |= roster;
+		if (eq && (!p->addr || strcmp(p->addr, eq + 1))) {
+			char *a = strdup(eq + 1);
+
+			if (!a)
+				return -ENOMEM;
+			free(p->addr);
+			p->addr = a;
+		}
+		return 0;
+	}
+	if (c->n_peers >= IMEXD_CONS_ROSTER_MAX)
+		peers_prune(c);
+	if (c->n_peers >= IMEXD_CONS_ROSTER_MAX)
+		return -ENOSPC;
+	if (GROW(c, peers, n_peers, cap_peers))
+		return -ENOMEM;
+	for (i = c->n_peers; i > 0 && c->peers[i - 1].id > id; i--)
+		;
+	memmove(c->peers + i + 1, c->peers + i,
+		(c->n_peers - i) * sizeof(*c->peers));
+	p = &c->peers[i];
+	memset(p, 0, sizeof(*p));
+	c->n_peers++;
+	p->id = id;
+	p->roster = roster;
+	p->heard = c->raft.now;
+	p->name = strndup(address, len);
+	p->addr = eq ? strdup(eq + 1) : NULL;
+	return p->name && (p->addr || !eq) ? 0 : -ENOMEM;
+}
+
+raft_id imexd_cons_learn(struct imexd_cons *c, const char *name)
+{
+	raft_id id;
+
+	if (!name || !name[0] || strchr(name, '=') ||
+	    strlen(name) >= IMEXD_CONS_NAME_MAX)
+		return 0;
+	id = imexd_cons_name_id(name);
+	return peer_add(c, id, name, false) ? 0 : id;
+}
+
+/* Learn the names of a new configuration (the leader's is the authority;
+ * an id that names two nodes is ignored here and refused at join). */
+static int peers_learn(struct imexd_cons *c)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	unsigned i;
+
+	if (c->known_conf[0] == c->raft.configuration_committed_index &&
+	    c->known_conf[1] == c->raft.configuration_uncommitted_index &&
+	    c->known_conf[0])
+		return 0;
+	for (i = 0; i < conf->n; i++) {
+		int rv = peer_add(c, conf->servers[i].id,
+				  conf->servers[i].address, false);
+
+		if (rv == -ENOMEM)
+			return rv;
+	}
+	c->known_conf[0] = c->raft.configuration_committed_index;
+	c->known_conf[1] = c->raft.configuration_uncommitted_index;
+	return 0;
 }
 
 static int conf_copy(const struct raft_configuration *src,
@@ -431,7 +614,7 @@ static int on_message(struct imexd_cons *c, const struct raft_message *m)
 		return -ENOMEM;
 	*out = *m;
 	out->server_id = c->self;
-	out->server_address = c->names[c->self - 1];
+	out->server_address = c->raft.address;
 	/*
 	 * libraft 0.22.1 answers a pre-vote request of a lower term with the
 	 * request's term, so the candidate never learns ours: a node with a
@@ -518,6 +701,19 @@ static int settle_tags(struct imexd_cons *c, raft_index index,
 	return 0;
 }
 
+/* A configuration entry committed: CHANGED, with the tag of a change
+ * submitted here. */
+static int changed(struct imexd_cons *c, raft_index i, raft_term term)
+{
+	struct imexd_cons_action *a = push(c, IMEXD_CONS_CHANGED);
+
+	if (!a)
+		return -ENOMEM;
+	a->apply.index = i;
+	a->apply.term = term;
+	return settle_tags(c, i, term, a);
+}
+
 static int apply_committed(struct imexd_cons *c)
 {
 	raft_index commit = raft_commit_index(&c->raft);
@@ -565,7 +761,7 @@ static int apply_committed(struct imexd_cons *c)
 				raft_configuration_close(&c->raft.configuration_committed);
 				c->raft.configuration_committed = ev.configuration.conf;
 				c->raft.configuration_committed_index = i;
-				rv = settle_tags(c, i, 0, NULL);
+				rv = changed(c, i, e->term);
 				break;
 			}
 			rv = queue_event(c, &ev);
@@ -573,7 +769,7 @@ static int apply_committed(struct imexd_cons *c)
 				raft_configuration_close(&ev.configuration.conf);
 				return rv;
 			}
-			rv = settle_tags(c, i, 0, NULL);
+			rv = changed(c, i, e->term);
 			break;
 		default:
 			rv = settle_tags(c, i, 0, NULL);
@@ -599,8 +795,8 @@ static int report_state(struct imexd_cons *c)
 		unsigned i;
 
 		/* Everybody gets a fresh start on a new leader. */
-		for (i = 0; i < c->n; i++)
-			c->heard[i] = c->raft.now;
+		for (i = 0; i < c->n_peers; i++)
+			c->peers[i].heard = c->raft.now;
 		c->promoting = 0;
 	}
 	c->rep_state = st;
@@ -647,6 +843,10 @@ static int step_one(struct imexd_cons *c, struct raft_event *ev)
 		if (rv)
 			return rv;
 	}
+	/* Before messages: they may go to a node just added. */
+	rv = peers_learn(c);
+	if (rv)
+		return rv;
 	if (u.flags & RAFT_UPDATE_MESSAGES) {
 		for (i = 0; i < u.messages.n; i++) {
 			rv = on_message(c, &u.messages.batch[i]);
@@ -659,7 +859,8 @@ static int step_one(struct imexd_cons *c, struct raft_event *ev)
 		if (rv)
 			return rv;
 	}
-	return report_state(c);
+	rv = peers_learn(c);
+	return rv ? rv : report_state(c);
 }
 
 /* Step ev, then the configuration events it led to. */
@@ -785,9 +986,7 @@ static int upkeep(struct imexd_cons *c, uint64_t now)
 		const struct raft_server *s = &conf->servers[i];
 		uint64_t heard;
 
-		if (s->id < 1 || s->id > c->n)
-			continue;
-		heard = s->id == c->self ? now : c->heard[s->id - 1];
+		heard = s->id == c->self ? now : imexd_cons_heard(c, s->id);
 		if (s->role == RAFT_VOTER) {
 			voters++;
 			if (s->id != c->self && now - heard > lost_after && !lost)
@@ -801,9 +1000,9 @@ static int upkeep(struct imexd_cons *c, uint64_t now)
 			standby = s->id;
 		}
 	}
-	if (voters > imexd_cons_voters(c->n) && (lost || oldest))
+	if (voters > imexd_cons_voters(conf->n) && (lost || oldest))
 		return change_role(c, now, lost ? lost : oldest, RAFT_STANDBY);
-	if ((lost || voters < imexd_cons_voters(c->n)) && standby &&
+	if ((lost || voters < imexd_cons_voters(conf->n)) && standby &&
 	    now >= c->promote_backoff) {
 		struct raft_event ev;
 		raft_index match;
@@ -949,8 +1148,7 @@ int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out)
 	if (!c)
 		return -ENOMEM;
 	c->names = calloc(cfg->n_roster, sizeof(*c->names));
-	c->heard = calloc(cfg->n_roster, sizeof(*c->heard));
-	if (!c->names || !c->heard)
+	if (!c->names)
 		goto nomem;
 	for (i = 0; i < cfg->n_roster; i++) {
 		if (!cfg->roster[i] || !cfg->roster[i][0])
@@ -964,16 +1162,36 @@ int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out)
 	for (i = 1; i < c->n; i++)
 		if (!strcmp(c->names[i - 1], c->names[i]))
 			goto inval;
-	c->self = imexd_cons_id(c, cfg->self);
-	if (!c->self)
+	/* Two names of one id would count one node's vote for another. */
+	for (i = 0; i < c->n; i++) {
+		int rv = peer_add(c, imexd_cons_name_id(c->names[i]),
+				  c->names[i], true);
+
+		if (rv == -ENOMEM)
+			goto nomem;
+		if (rv || strchr(c->names[i], '='))
+			goto inval;
+		if (!strcmp(c->names[i], cfg->self))
+			c->self_in_roster = true;
+	}
+	if (!cfg->self[0] || strchr(cfg->self, '='))
 		goto inval;
+	c->self = imexd_cons_name_id(cfg->self);
+	switch (peer_add(c, c->self, cfg->self, false)) {
+	case 0:
+		break;
+	case -ENOMEM:
+		goto nomem;
+	default:
+		goto inval;
+	}
 	c->et = cfg->election_timeout_ms ? cfg->election_timeout_ms : 1000;
 	c->k = cfg->lost_voter_timeouts ? cfg->lost_voter_timeouts : 10;
 	c->snap_threshold = cfg->snapshot_threshold;
 	c->snap_trailing = cfg->snapshot_trailing;
 	c->log_start = 1;
 	c->rep_state = -1;
-	if (raft_init(&c->raft, NULL, NULL, c->self, c->names[c->self - 1]))
+	if (raft_init(&c->raft, NULL, NULL, c->self, imexd_cons_name(c, c->self)))
 		goto nomem;
 	/* libraft formats a diagnostic line for every message and timeout
 	 * into its tracer, which prints only under LIBRAFT_TRACE; without a
@@ -1025,20 +1243,31 @@ void imexd_cons_free(struct imexd_cons *c)
 	for (i = 0; i < c->n; i++)
 		free(c->names[i]);
 	free(c->names);
-	free(c->heard);
+	for (i = 0; i < c->n_peers; i++) {
+		free(c->peers[i].name);
+		free(c->peers[i].addr);
+	}
+	free(c->peers);
 	free(c);
 }
 
-/* The initial configuration entry of the roster (term 1, index 1). */
+/*
+ * The initial configuration entry of the roster (term 1, index 1).  Never
+ * one voter unless the roster is this node alone: a node whose NODES_FILE
+ * wrongly names it and one other would otherwise lead a group of its own.
+ * Two voters need the other name's vote, which a node of another group
+ * refuses (votes only from its members); upkeep may demote one later.
+ */
 static int bootstrap_entry(const struct imexd_cons *c, struct raft_buffer *buf)
 {
 	struct raft_configuration conf;
-	unsigned i, v = imexd_cons_voters(c->n);
+	unsigned i, v = c->n == 2 ? 2 : imexd_cons_voters(c->n);
 	int rv = 0;
 
 	raft_configuration_init(&conf);
 	for (i = 0; i < c->n && !rv; i++)
-		rv = raft_configuration_add(&conf, i + 1, c->names[i],
+		rv = raft_configuration_add(&conf, imexd_cons_name_id(c->names[i]),
+					    c->names[i],
 					    i < v ? RAFT_VOTER : RAFT_STANDBY);
 	if (!rv)
 		rv = raft_configuration_encode(&conf, buf);
@@ -1060,7 +1289,9 @@ int imexd_cons_start(struct imexd_cons *c, uint64_t now,
 	raft_term term = st->term;
 	size_t total = 0;
 	uint8_t *cur, *batch = NULL;
-	bool boot_needed = !st->snapshot && !n;
+	/* A node outside the roster waits to be joined: it never forms a
+	 * group of its own. */
+	bool boot_needed = !st->snapshot && !n && c->self_in_roster;
 	int rv;
 
 	rv = begin(c);
@@ -1087,7 +1318,7 @@ int imexd_cons_start(struct imexd_cons *c, uint64_t now,
 			a->term_vote.term = 1;
 			a->term_vote.voted_for = st->voted_for;
 		}
-	} else if (!st->snapshot && start != 1) {
+	} else if (!st->snapshot && n && start != 1) {
 		return -EINVAL;
 	}
 	if (st->snapshot) {
@@ -1231,6 +1462,17 @@ int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 
 	if (!rv && (!c->started || !imexd_cons_name(c, from) || from == c->self))
 		rv = -EINVAL;
+	/*
+	 * Votes count only among members: a node outside the group (never
+	 * joined, removed, or one that formed a group of its own from a
+	 * wrong NODES_FILE) gets none here and starts no election, so it
+	 * can never lead members.  Leader traffic is taken from any node the
+	 * transport delivered: a member that missed a join must still catch
+	 * up from the joined node when it leads.
+	 */
+	if (!rv && !is_member(c, from) && is_member(c, c->self) &&
+	    (msg->type == RAFT_REQUEST_VOTE || msg->type == RAFT_TIMEOUT_NOW))
+		rv = 1;
 	/* raft would keep a second snapshot's buffers without using them;
 	 * the leader sends it again later. */
 	if (!rv && c->installing && msg->type == RAFT_INSTALL_SNAPSHOT)
@@ -1246,9 +1488,9 @@ int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 		}
 		return rv > 0 ? 0 : rv;
 	}
-	c->heard[from - 1] = now;
+	peer_find(c, from)->heard = now;
 	msg->server_id = from;
-	msg->server_address = c->names[from - 1];
+	msg->server_address = imexd_cons_name(c, from);
 	local = *msg;
 	if (local.type == RAFT_APPEND_ENTRIES)
 		skip_snapshotted(c, &local.append_entries);
@@ -1473,4 +1715,77 @@ int imexd_cons_role(const struct imexd_cons *c, raft_id id)
 raft_id imexd_cons_self(const struct imexd_cons *c)
 {
 	return c->self;
+}
+
+/*
+ * Membership.  One change at a time, on a leader that committed an entry
+ * of its term, never while upkeep promotes a node.
+ */
+int imexd_cons_change(struct imexd_cons *c, uint64_t now,
+		      const char *address, bool add, uint64_t tag,
+		      raft_index *index, raft_id *leader)
+{
+	struct raft_configuration conf;
+	const struct cons_peer *p;
+	const char *eq = address ? strchr(address, '=') : NULL;
+	size_t len = eq ? (size_t)(eq - address) : (address ? strlen(address) : 0);
+	char name[IMEXD_CONS_NAME_MAX];
+	struct raft_buffer buf;
+	struct cons_tag *t;
+	raft_id id;
+	unsigned i;
+	int rv = begin(c);
+
+	*leader = imexd_cons_leader(c);
+	if (rv)
+		return rv;
+	if (!c->started || !tag || !len || len >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, address, len);
+	name[len] = '\0';
+	if (raft_state(&c->raft) != RAFT_LEADER)
+		return -IMEXD_CONS_ENOTLEADER;
+	if (!leader_ready(c) || c->promoting ||
+	    c->raft.configuration_uncommitted_index ||
+	    c->raft.leader_state.promotee_id)
+		return -EBUSY;
+	id = imexd_cons_name_id(name);
+	p = peer_find(c, id);
+	if (p && strcmp(p->name, name))
+		return -EEXIST; /* another node's id */
+	if (add ? is_member(c, id) : !is_member(c, id))
+		return add ? -EALREADY : -ENOENT;
+	if (!add && id == c->self)
+		return -EDEADLK;
+	if (add && c->raft.configuration.n >= IMEXD_CONS_ROSTER_MAX)
+		return -ENOSPC;
+	if (GROW(c, tags, n_tags, cap_tags))
+		return -ENOMEM;
+	if (conf_copy(&c->raft.configuration, &conf))
+		return -ENOMEM;
+	if (add) {
+		rv = raft_configuration_add(&conf, id, address, RAFT_STANDBY);
+	} else {
+		for (i = 0; i < conf.n && conf.servers[i].id != id; i++)
+			;
+		raft_free(conf.servers[i].address);
+		memmove(conf.servers + i, conf.servers + i + 1,
+			(conf.n - i - 1) * sizeof(*conf.servers));
+		conf.n--;
+	}
+	if (!rv)
+		rv = raft_configuration_encode(&conf, &buf);
+	raft_configuration_close(&conf);
+	if (rv)
+		return map_err(rv);
+	rv = submit_entry(c, now, RAFT_CHANGE, buf.base, buf.len);
+	raft_free(buf.base);
+	if (rv)
+		return finish(c, now, rv);
+	t = &c->tags[c->n_tags++];
+	t->tag = tag;
+	t->index = raft_last_index(&c->raft);
+	t->term = c->raft.current_term;
+	*index = t->index;
+	return finish(c, now, 0);
 }

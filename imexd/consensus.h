@@ -6,15 +6,30 @@
  * come out as a tagged union, drained in order with imexd_cons_next().
  * No sockets, clock, files or threads: time is passed in as ms.
  *
- * Roster and ids: the node names of the roster are sorted (strcmp) and
- * node i of that order has raft id i + 1; a server's raft address is its
- * name.  Every node of the same roster therefore derives the same ids.
+ * Ids and members: a node's raft id is a hash of its name
+ * (imexd_cons_name_id), the same on every node whatever the roster; two
+ * names of one id are refused (at new and at a join).  A server's raft
+ * address is its name, or "name=addr" when a join gave an address.  The
+ * roster (NODES_FILE) only forms the first configuration and names nodes;
+ * after that the configuration in the log is the authority: nodes it adds
+ * are learnt from it.  Vote requests are taken only from members of the
+ * current configuration (a node in none, waiting to be joined or
+ * removed, takes them from any node); other messages from any node the
+ * caller knows (imexd_cons_learn: the transport authenticated it).
  *
- * Bootstrap: a node that starts with nothing stored (no snapshot, no
- * entries) begins from entry 1 = the initial configuration (term 1): the
- * first imexd_cons_voters(n) names in sorted order are voters, the rest
- * standby.  That entry is identical on every node, so no node has to be
- * "first"; it is handed out once with a PERSIST_ENTRIES action.
+ * Bootstrap: a node of the roster that starts with nothing stored (no
+ * snapshot, no entries) begins from entry 1 = the initial configuration
+ * (term 1): the first imexd_cons_voters(n) names in sorted order are
+ * voters (both of two names: a node never leads alone unless it is the
+ * roster's only name), the rest standby.  That entry is identical on
+ * every node, so no node has to be "first"; it is handed out once with a
+ * PERSIST_ENTRIES action.  A node outside its roster starts empty and never campaigns: it
+ * waits until a leader adds it (imexd_cons_change), so a new node can
+ * never form a second group with the same names.
+ *
+ * Membership changes (imexd_cons_change): one server added (as standby)
+ * or removed per configuration entry, on a leader, one at a time; voter
+ * upkeep then keeps imexd_cons_voters(members) voters.
  *
  * Voter upkeep (leader only): keep imexd_cons_voters(n) voters.  When a
  * voter has not been heard from for lost_voter_timeouts election timeouts
@@ -102,6 +117,9 @@ enum imexd_cons_action_type {
 	IMEXD_CONS_TAKE_SNAPSHOT,
 	/* Raft state, term or known leader changed (logs, status). */
 	IMEXD_CONS_STATE,
+	/* A configuration entry committed (apply.index, apply.term;
+	 * apply.tag != 0: submitted here with imexd_cons_change). */
+	IMEXD_CONS_CHANGED,
 };
 
 /*
@@ -137,7 +155,7 @@ struct imexd_cons_action {
 			const void *data;
 			size_t len;
 			uint64_t tag;
-		} apply;
+		} apply; /* APPLY, CHANGED (no data) */
 		struct {
 			uint64_t tag;
 			raft_index index; /* where it was submitted */
@@ -155,12 +173,29 @@ struct imexd_cons_action {
  * <= min(n, IMEXD_CONS_VOTERS_MAX). */
 unsigned imexd_cons_voters(unsigned n);
 
-/* raft id of a roster name, 0 when not in the roster; and back (NULL). */
+/* Longest node name + 1. */
+#define IMEXD_CONS_NAME_MAX 64
+
+/* The raft id of a node name (63-bit FNV-1a, never 0). */
+raft_id imexd_cons_name_id(const char *name);
+/* raft id of a known name (roster, self, any configuration seen), 0 when
+ * unknown; and back (NULL).  addr: the address a join gave, or NULL. */
 raft_id imexd_cons_id(const struct imexd_cons *c, const char *name);
 const char *imexd_cons_name(const struct imexd_cons *c, raft_id id);
+const char *imexd_cons_addr(const struct imexd_cons *c, raft_id id);
+/* Know node `name` (a sender the transport authenticated): its id, or
+ * 0 (bad name, its id another node's, the table full, no memory). */
+raft_id imexd_cons_learn(struct imexd_cons *c, const char *name);
+/* When a raft message from a known node came last (0: unknown). */
+uint64_t imexd_cons_heard(const struct imexd_cons *c, raft_id id);
+/* The current (latest, maybe uncommitted) configuration, and the index
+ * of the entry (or snapshot) it came from (0: none). */
+const struct raft_configuration *imexd_cons_members(const struct imexd_cons *c);
+raft_index imexd_cons_members_index(const struct imexd_cons *c);
 
-/* Allocate a server.  -EINVAL: bad roster (duplicate, empty, self absent,
- * too many), -ENOMEM.  The roster is copied. */
+/* Allocate a server.  -EINVAL: bad roster (duplicate, empty, a name with
+ * '=', two names of one id, too many), -ENOMEM.  self need not be in the
+ * roster (it then waits to be joined).  The roster is copied. */
 int imexd_cons_new(const struct imexd_cons_config *cfg, struct imexd_cons **out);
 void imexd_cons_free(struct imexd_cons *c);
 
@@ -204,6 +239,19 @@ int imexd_cons_snapshot_taken(struct imexd_cons *c, uint64_t now,
 int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
 		      size_t len, uint64_t tag, raft_index *index,
 		      raft_id *leader);
+
+/*
+ * Add node `address` ("name" or "name=addr") as standby (add), or remove
+ * node "name" (!add), tagged like a submit: the tag comes back on the
+ * CHANGED action of its entry, or DROPPED.  -IMEXD_CONS_ENOTLEADER (with
+ * *leader), -EBUSY (a change under way, or the leader has not committed
+ * an entry of its term yet: retry), -EALREADY (already a member), -ENOENT
+ * (not a member), -EEXIST (its id is another node's), -EDEADLK (removing
+ * the leader itself), -ENOSPC (IMEXD_CONS_ROSTER_MAX members), -EINVAL.
+ */
+int imexd_cons_change(struct imexd_cons *c, uint64_t now,
+		      const char *address, bool add, uint64_t tag,
+		      raft_index *index, raft_id *leader);
 
 /* Next action; false when none is left. */
 bool imexd_cons_next(struct imexd_cons *c, struct imexd_cons_action *a);

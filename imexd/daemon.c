@@ -531,7 +531,8 @@ static void accept_requests(struct daemon *d)
 		}
 		imexd_uuid_str(req.uuid, u);
 		log_info("request %" PRIu64 ": %s %s%s%s", req.req_id,
-			 imexd_kernel_cmd_name(req.cmd), req.name,
+			 imexd_kernel_cmd_name(req.cmd),
+			 req.name[0] ? req.name : req.member,
 			 req.has_uuid ? " uuid " : "", req.has_uuid ? u : "");
 		imexd_node_request(d->core, now_ms(), &req);
 		imexd_kernel_request_release(&req);

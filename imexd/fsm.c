@@ -418,6 +418,28 @@ static struct imexd_def *named(struct imexd_fsm *fsm, const char *name,
 	return found ? &fsm->domains[*pos] : NULL;
 }
 
+/* A node left the group (its raft configuration entry committed first):
+ * its identity goes, unless a domain still names it. */
+static int node_forget(struct imexd_fsm *fsm, const char *name,
+		       struct imexd_fsm_result *res)
+{
+	bool found;
+	size_t pos = node_pos(fsm, name, &found), p = 0;
+	const struct imexd_def *d;
+
+	if (!found)
+		return 0;
+	d = imexd_fsm_domain_of(fsm, name, &p);
+	if (d)
+		return refuse(res, EBUSY,
+			      "node '%s' left the group but domain '%s' names it: delete the domain or evict the node",
+			      name, d->name);
+	memmove(&fsm->nodes[pos], &fsm->nodes[pos + 1],
+		(fsm->nnodes - pos - 1) * sizeof(*fsm->nodes));
+	fsm->nnodes--;
+	return 0;
+}
+
 static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 		    struct imexd_fsm_result *res)
 {
@@ -789,6 +811,12 @@ int imexd_fsm_apply(struct imexd_fsm *fsm, uint64_t index,
 			break;
 		case IMEXD_CMD_CHANNEL_FREE:
 			err = free_channels(fsm, index, cmd, res);
+			break;
+		case IMEXD_CMD_NODE_JOIN:
+			err = refuse(res, EINVAL, "a node join is not a table command");
+			break;
+		case IMEXD_CMD_NODE_LEAVE:
+			err = node_forget(fsm, cmd->u.node.name, res);
 			break;
 		default:
 			err = evict(fsm, index, cmd, res);

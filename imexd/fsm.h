@@ -73,7 +73,14 @@ enum imexd_cmd_type {
 	IMEXD_CMD_CHANNEL_FREE,
 	IMEXD_CMD_MEMBER_EVICT,
 
-	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_EVICT
+	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_EVICT,
+
+	/* Requests that change the raft configuration: they travel as
+	 * commands (FORWARD).  A join is never logged; a leave is logged
+	 * after its configuration entry committed, and drops the node's
+	 * identity from the table (refused while a domain names it). */
+	IMEXD_CMD_NODE_JOIN = 16,
+	IMEXD_CMD_NODE_LEAVE,
 };
 
 /* A node's fabric identity, as it reported it (NODE_SET). */
@@ -125,6 +132,15 @@ struct imexd_cmd {
 			char name[IMEX_NAME_MAX];
 			char member[IMEX_NAME_MAX];
 		} evict;
+		/* NODE_JOIN (all), NODE_LEAVE (name only): addr "" when the
+		 * node's address is its name; fabric identity as the node
+		 * reported it in its HELLO (the node layer fills it in). */
+		struct {
+			char name[IMEX_NAME_MAX];
+			char addr[IMEXD_ADDR_MAX + 1];
+			uint8_t fabric_uuid[16];
+			uint32_t partition;
+		} node;
 	} u;
 };
 

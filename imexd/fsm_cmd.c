@@ -140,6 +140,13 @@ int imexd_cmd_check(const struct imexd_cmd *c, const char **why)
 		if (!name_ok(c->u.evict.member))
 			return bad(why, -EINVAL, "member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
 		break;
+	case IMEXD_CMD_NODE_JOIN:
+	case IMEXD_CMD_NODE_LEAVE:
+		if (!name_ok(c->u.node.name))
+			return bad(why, -EINVAL, "node name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
+		if (!fsm_addr_valid(c->u.node.addr))
+			return bad(why, -EINVAL, "node address is not printable ASCII");
+		return 0;
 	default:
 		return bad(why, -EINVAL, "unknown command type");
 	}
@@ -184,6 +191,8 @@ const char *imexd_cmd_type_name(uint8_t type)
 		[IMEXD_CMD_CHANNEL_ALLOC] = "CHANNEL_ALLOC",
 		[IMEXD_CMD_CHANNEL_FREE] = "CHANNEL_FREE",
 		[IMEXD_CMD_MEMBER_EVICT] = "MEMBER_EVICT",
+		[IMEXD_CMD_NODE_JOIN] = "NODE_JOIN",
+		[IMEXD_CMD_NODE_LEAVE] = "NODE_LEAVE",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
@@ -256,6 +265,13 @@ static void wr_cmd(struct fsm_wr *w, const struct imexd_cmd *c)
 	case IMEXD_CMD_MEMBER_EVICT:
 		wr_str(w, c->u.evict.name, IMEX_NAME_MAX);
 		wr_str(w, c->u.evict.member, IMEX_NAME_MAX);
+		break;
+	case IMEXD_CMD_NODE_JOIN:
+	case IMEXD_CMD_NODE_LEAVE:
+		wr_str(w, c->u.node.name, IMEX_NAME_MAX);
+		wr_str(w, c->u.node.addr, sizeof(c->u.node.addr));
+		wr_bytes(w, c->u.node.fabric_uuid, 16);
+		wr_be(w, c->u.node.partition, 4);
 		break;
 	}
 }
@@ -390,6 +406,13 @@ static void rd_cmd(struct fsm_rd *r, struct imexd_cmd *c)
 		rd_str(r, c->u.evict.name, IMEX_NAME_MAX, true);
 		rd_str(r, c->u.evict.member, IMEX_NAME_MAX, true);
 		break;
+	case IMEXD_CMD_NODE_JOIN:
+	case IMEXD_CMD_NODE_LEAVE:
+		rd_str(r, c->u.node.name, IMEX_NAME_MAX, true);
+		rd_str(r, c->u.node.addr, sizeof(c->u.node.addr), false);
+		rd_bytes(r, c->u.node.fabric_uuid, 16);
+		c->u.node.partition = (uint32_t)rd_be(r, 4);
+		break;
 	}
 }
 
@@ -408,7 +431,8 @@ int imexd_cmd_decode(const uint8_t *buf, size_t len, struct imexd_cmd *cmd,
 	if (!r.err && version != IMEXD_CMD_VERSION)
 		rd_fail(&r, -EPROTO, "unknown command version");
 	if (!r.err && (cmd->type < IMEXD_CMD_NODE_SET ||
-		       cmd->type > IMEXD_CMD_TYPE_MAX))
+		       cmd->type > IMEXD_CMD_TYPE_MAX) &&
+	    cmd->type != IMEXD_CMD_NODE_JOIN && cmd->type != IMEXD_CMD_NODE_LEAVE)
 		rd_fail(&r, -EPROTO, "unknown command type");
 	rd_cmd(&r, cmd);
 	if (!r.err && r.left)

@@ -354,12 +354,22 @@ static int on_accept(struct nl_msg *m, void *arg)
 		a->err = -EBADMSG;
 		return NL_OK;
 	}
-	if (!rt[IMEX_A_DOMAIN_NAME]) {
+	if (req->cmd == IMEX_CMD_NODE_JOIN || req->cmd == IMEX_CMD_NODE_LEAVE) {
+		/* Group membership: a node, no domain. */
+		if (!rt[IMEX_A_MEMBER_NAME]) {
+			snprintf(a->why, sizeof(a->why), "the request names no node");
+			a->err = -EBADMSG;
+			return NL_OK;
+		}
+	} else if (!rt[IMEX_A_DOMAIN_NAME]) {
 		snprintf(a->why, sizeof(a->why), "the request names no domain");
 		a->err = -EBADMSG;
 		return NL_OK;
 	}
-	kernel_get_str(req->name, sizeof(req->name), rt[IMEX_A_DOMAIN_NAME]);
+	if (rt[IMEX_A_DOMAIN_NAME])
+		kernel_get_str(req->name, sizeof(req->name), rt[IMEX_A_DOMAIN_NAME]);
+	if (rt[IMEX_A_NODE_ADDR])
+		kernel_get_str(req->addr, sizeof(req->addr), rt[IMEX_A_NODE_ADDR]);
 	req->has_uuid = kernel_get_uuid(req->uuid, rt[IMEX_A_DOMAIN_UUID]);
 	if (rt[IMEX_A_CHANNEL_COUNT])
 		req->count = nla_get_u32(rt[IMEX_A_CHANNEL_COUNT]);

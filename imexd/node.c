@@ -148,7 +148,10 @@ static void send_msg(struct imexd_node *n, const char *to, struct imexd_msg *m,
 static void on_agree_done(struct imexd_node *n,
 			  const struct imexd_agree_action *aa)
 {
-	struct node_out *o = out_push(n, IMEXD_NODE_REQUEST_DONE);
+	struct node_out *o;
+
+	node_join_done(n, aa->tag);
+	o = out_push(n, IMEXD_NODE_REQUEST_DONE);
 
 	if (!o)
 		return;
@@ -278,6 +281,7 @@ void node_ag(struct imexd_node *n, int rv, const char *what)
 		n->fsm_index = imexd_fsm_last_index(fsm);
 		n->domains_dirty = true;
 	}
+	node_members_sync(n);
 	node_unsent_flush(n);
 	if (n->kernel_lost) {
 		n->kernel_lost = false;
@@ -328,6 +332,7 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 		imexd_health_peer_up(n->health, n->now, pa->name);
 		imexd_broker_peer_up(n->broker, n->now, pa->name,
 				     pa->restarted, node_fsm(n));
+		node_hello(n, pa->name, pa->msg);
 		node_ag(n, imexd_agree_peer_up(n->agree, n->now, pa->name),
 			"a node's connection");
 		break;
@@ -501,6 +506,7 @@ void imexd_node_free(struct imexd_node *n)
 	node_out_release(&n->cur);
 	free(n->out);
 	free(n->roster);
+	free(n->hellos);
 	free(n->names);
 	node_kernel_set(n, NULL, 0);
 	for (i = 0; i < n->n_parked; i++)
@@ -520,6 +526,10 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 	rv = node_kernel_set(n, kernel, nkernel);
 	if (rv)
 		return rv;
+	if (n->outside)
+		node_log(n, IMEXD_LOG_INFO,
+			 "this node '%s' is not in NODES_FILE: it waits until a node of the group runs 'imexctl node join %s'",
+			 n->cfg.name, n->cfg.name);
 	rv = imexd_agree_start(n->agree, now, kernel, nkernel);
 	node_ag(n, rv, "start");
 	if (rv)
@@ -541,6 +551,7 @@ void imexd_node_timer(struct imexd_node *n, uint64_t now)
 		imexd_health_timer(n->health, now);
 	if (imexd_broker_deadline(n->broker) <= now)
 		imexd_broker_timer(n->broker, now);
+	node_joins_expire(n);
 	node_pump(n);
 	node_parked_release(n);
 }
@@ -557,6 +568,7 @@ uint64_t imexd_node_deadline(const struct imexd_node *n)
 	t = min64(t, imexd_peers_deadline(n->peers));
 	t = min64(t, imexd_health_deadline(n->health));
 	t = min64(t, node_parked_deadline(n));
+	t = min64(t, node_joins_deadline(n));
 	return min64(t, imexd_broker_deadline(n->broker));
 }
 

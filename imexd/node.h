@@ -89,8 +89,17 @@ struct imexd_request {
 	uint32_t nids;			/* ... or these ids */
 	uint32_t *ids;
 	uint32_t uid, gid, mode;	/* owner of new channels */
-	char member[IMEX_NAME_MAX];	/* MEMBER_EVICT */
+	char member[IMEX_NAME_MAX];	/* MEMBER_EVICT; NODE_JOIN/LEAVE: the node */
+	char addr[IMEXD_ADDR_MAX + 1];	/* NODE_JOIN: its address ("": the name) */
 };
+
+/*
+ * Membership requests (imexd_request.cmd IMEX_CMD_NODE_JOIN/LEAVE, no
+ * domain name), answered like the others.  A join dials the node (addr)
+ * and waits for its HELLO: its fabric identity must be this node's; a node
+ * that does not connect within the request timeout is refused.
+ */
+#define IMEXD_NODE_JOINS_MAX	8	/* joins waiting for a HELLO */
 
 enum imexd_log_level { IMEXD_LOG_ERR = 3, IMEXD_LOG_WARN = 4,
 		       IMEXD_LOG_INFO = 6, IMEXD_LOG_DEBUG = 7 };

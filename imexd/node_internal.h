@@ -90,6 +90,24 @@ struct imexd_node {
 	size_t n_out, cap_out, out_head;
 	struct node_out cur;		/* the action last handed out */
 
+	/* Membership: peers follow the raft configuration. */
+	bool outside;			/* not in NODES_FILE: waits to be joined */
+	uint64_t members_seen;		/* configuration index synced, +1 */
+	struct node_join {
+		uint64_t req_id;
+		char name[IMEX_NAME_MAX];
+		char addr[IMEXD_ADDR_MAX + 1];
+		uint64_t deadline;
+		bool submitted;		/* waiting for the group's answer */
+	} joins[IMEXD_NODE_JOINS_MAX];
+	unsigned n_joins;
+	struct node_hello {		/* the last HELLO of each bound peer */
+		char name[IMEX_NAME_MAX];
+		uint8_t fabric_uuid[16];
+		uint32_t partition;
+	} *hellos;
+	size_t n_hellos, cap_hellos;
+
 	imexd_node_applied_fn *applied_fn;	/* checkers only */
 	void *applied_ctx;
 };
@@ -98,6 +116,13 @@ struct imexd_node {
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void node_ag(struct imexd_node *n, int rv, const char *what);
+/* node_req.c: membership */
+void node_members_sync(struct imexd_node *n);
+void node_hello(struct imexd_node *n, const char *name,
+		const struct imexd_msg *hello);
+void node_joins_expire(struct imexd_node *n);
+void node_join_done(struct imexd_node *n, uint64_t req_id);
+uint64_t node_joins_deadline(const struct imexd_node *n);
 void node_pump(struct imexd_node *n);
 void node_addr_norm(const struct imexd_node *n, const char *in, char *out,
 		    size_t len);

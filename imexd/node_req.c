@@ -58,12 +58,8 @@ int node_roster_init(struct imexd_node *n, const struct imexd_node_config *cfg,
 			}
 		n->names[i] = n->roster[i].name;
 	}
-	if (node_roster_index(n, cfg->name) < 0) {
-		snprintf(err, errlen,
-			 "NODES_FILE does not list this node '%s': add it, or set NODE_NAME to the name it lists",
-			 cfg->name);
-		return -EINVAL;
-	}
+	/* Not listed: it waits to be joined (logged at start). */
+	n->outside = node_roster_index(n, cfg->name) < 0;
 	return 0;
 }
 
@@ -167,8 +163,17 @@ static void req_fail(struct imexd_node *n, uint64_t req_id, int error,
 	o->text = strdup(text);
 }
 
-/* Members must be roster nodes; NAME=ADDR must match the roster's ADDR
- * where the roster gives one. */
+/* Is @name in the group's raft configuration? */
+static bool node_is_member(const struct imexd_node *n, const char *name)
+{
+	const struct imexd_cons *c = imexd_agree_cons(n->agree);
+	raft_id id = c ? imexd_cons_id(c, name) : 0;
+
+	return id && imexd_cons_role(c, id) >= 0;
+}
+
+/* Members must be nodes of the group (NODES_FILE, or joined); NAME=ADDR
+ * must match the roster's ADDR where the roster gives one. */
 static int req_members(struct imexd_node *n, const struct imexd_request *r,
 		       char *why, size_t len)
 {
@@ -180,9 +185,12 @@ static int req_members(struct imexd_node *n, const struct imexd_request *r,
 		const struct imexd_member *m = &r->members[i];
 
 		k = node_roster_index(n, m->name);
+		if (k < 0 && (node_is_member(n, m->name) ||
+			      imexd_fsm_node(node_fsm(n), m->name)))
+			continue;	/* joined: the group knows its address */
 		if (k < 0) {
 			snprintf(why, len,
-				 "node '%s' is not in this NVLink domain's node list (NODES_FILE)",
+				 "node '%s' is not a node of this NVLink domain (NODES_FILE, or 'imexctl node join')",
 				 m->name);
 			return EINVAL;
 		}
@@ -280,6 +288,11 @@ static int req_to_cmd(struct imexd_node *n, const struct imexd_request *r,
 		snprintf(cmd->u.evict.member, sizeof(cmd->u.evict.member),
 			 "%s", r->member);
 		break;
+	case IMEX_CMD_NODE_LEAVE:
+		cmd->type = IMEXD_CMD_NODE_LEAVE;
+		snprintf(cmd->u.node.name, sizeof(cmd->u.node.name), "%s",
+			 r->member);
+		break;
 	default:
 		snprintf(why, len, "imexd does not handle request type %u",
 			 r->cmd);
@@ -290,6 +303,217 @@ static int req_to_cmd(struct imexd_node *n, const struct imexd_request *r,
 	return e;
 }
 
+/* ---- membership ------------------------------------------------------------ */
+
+static int join_find(const struct imexd_node *n, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < n->n_joins; i++)
+		if (!strcmp(n->joins[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static void join_drop(struct imexd_node *n, unsigned i)
+{
+	n->joins[i] = n->joins[--n->n_joins];
+	n->members_seen = 0;	/* sync again: the node may stop being a peer */
+}
+
+/* Peers follow the raft configuration: a node it adds is dialled (at the
+ * join's address, else NODES_FILE's), a node in none is not a peer (but
+ * one a join here waits for). */
+void node_members_sync(struct imexd_node *n)
+{
+	const struct imexd_cons *c = imexd_agree_cons(n->agree);
+	const struct raft_configuration *conf;
+	uint64_t at;
+	size_t i;
+	unsigned k;
+
+	if (!c)
+		return;
+	at = imexd_cons_members_index(c) + 1;
+	if (at == n->members_seen)
+		return;
+	n->members_seen = at;
+	conf = imexd_cons_members(c);
+	for (k = 0; k < conf->n; k++) {
+		const char *name = imexd_cons_name(c, conf->servers[k].id);
+
+		if (!name || !strcmp(name, n->cfg.name))
+			continue;
+		if (imexd_peers_add(n->peers, n->now, name,
+				    imexd_cons_addr(c, conf->servers[k].id)))
+			node_log(n, IMEXD_LOG_ERR,
+				 "node '%s' of the group cannot be a peer (bad address, or too many nodes)",
+				 name);
+	}
+	/* Not in the group (yet): keep dialling NODES_FILE's nodes. */
+	if (imexd_cons_role(c, imexd_cons_self(c)) < 0)
+		return;
+	for (i = 0; i < imexd_peers_count(n->peers); i++) {
+		const char *name = imexd_peers_name(n->peers, i);
+
+		if (!name || node_is_member(n, name) || join_find(n, name) >= 0)
+			continue;
+		node_log(n, IMEXD_LOG_INFO,
+			 "node '%s' is not in the group: no longer a peer", name);
+		imexd_peers_remove(n->peers, n->now, name);
+	}
+}
+
+static void join_submit(struct imexd_node *n, unsigned i,
+			const struct node_hello *h)
+{
+	struct node_join *j = &n->joins[i];
+	struct imexd_cmd cmd;
+	int e;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = IMEXD_CMD_NODE_JOIN;
+	snprintf(cmd.u.node.name, sizeof(cmd.u.node.name), "%s", j->name);
+	snprintf(cmd.u.node.addr, sizeof(cmd.u.node.addr), "%s", j->addr);
+	memcpy(cmd.u.node.fabric_uuid, h->fabric_uuid, 16);
+	cmd.u.node.partition = h->partition;
+	j->submitted = true;
+	e = imexd_agree_request(n->agree, n->now, &cmd, j->req_id);
+	if (e < 0) {
+		req_fail(n, j->req_id, -e, "imexd could not take the request: retry");
+		join_drop(n, i);
+	}
+	node_ag(n, e, "a node join");
+}
+
+void node_hello(struct imexd_node *n, const char *name,
+		const struct imexd_msg *hello)
+{
+	struct node_hello *h = NULL;
+	size_t i;
+	int j;
+
+	if (!hello || (hello->type != IMEXD_MSG_HELLO &&
+		       hello->type != IMEXD_MSG_HELLO_ACK))
+		return;
+	for (i = 0; i < n->n_hellos && !h; i++)
+		if (!strcmp(n->hellos[i].name, name))
+			h = &n->hellos[i];
+	if (!h) {
+		/* Bound peers only: at most IMEXD_PEERS_MAX names. */
+		if (n->n_hellos >= IMEXD_PEERS_MAX ||
+		    imexd_grow((void **)&n->hellos, &n->cap_hellos,
+			       n->n_hellos + 1, sizeof(*n->hellos)))
+			return;
+		h = &n->hellos[n->n_hellos++];
+		snprintf(h->name, sizeof(h->name), "%s", name);
+	}
+	memcpy(h->fabric_uuid, hello->u.hello.fabric_uuid, 16);
+	h->partition = hello->u.hello.partition;
+	j = join_find(n, name);
+	if (j >= 0 && !n->joins[j].submitted)
+		join_submit(n, (unsigned)j, h);
+}
+
+static const struct node_hello *hello_of(const struct imexd_node *n,
+					 const char *name)
+{
+	size_t i;
+
+	if (!imexd_peers_connected(n->peers, name))
+		return NULL;
+	for (i = 0; i < n->n_hellos; i++)
+		if (!strcmp(n->hellos[i].name, name))
+			return &n->hellos[i];
+	return NULL;
+}
+
+void node_join_done(struct imexd_node *n, uint64_t req_id)
+{
+	unsigned i;
+
+	for (i = 0; i < n->n_joins; i++)
+		if (n->joins[i].req_id == req_id && n->joins[i].submitted) {
+			join_drop(n, i);
+			return;
+		}
+}
+
+void node_joins_expire(struct imexd_node *n)
+{
+	char why[IMEXD_MESSAGE_MAX + 1];
+	unsigned i = 0;
+
+	while (i < n->n_joins) {
+		struct node_join *j = &n->joins[i];
+
+		if (j->submitted || j->deadline > n->now) {
+			i++;
+			continue;
+		}
+		snprintf(why, sizeof(why),
+			 "node '%s' did not connect: check that imexd runs there (started with this group's NODES_FILE) and reaches this node%s%.64s; not joined",
+			 j->name, j->addr[0] ? " from " : "", j->addr);
+		req_fail(n, j->req_id, EHOSTUNREACH, why);
+		join_drop(n, i);
+	}
+	node_members_sync(n);
+}
+
+uint64_t node_joins_deadline(const struct imexd_node *n)
+{
+	uint64_t t = UINT64_MAX;
+	unsigned i;
+
+	for (i = 0; i < n->n_joins; i++)
+		if (!n->joins[i].submitted && n->joins[i].deadline < t)
+			t = n->joins[i].deadline;
+	return t;
+}
+
+static uint64_t park_ms(const struct imexd_node *n);
+
+/* A join: dial the node, then ask the group with its HELLO's identity. */
+static void node_join(struct imexd_node *n, const struct imexd_request *r)
+{
+	const struct node_hello *h;
+	struct node_join *j;
+	char why[IMEXD_MESSAGE_MAX + 1];
+	int e;
+
+	if (!imexd_name_valid(r->member)) {
+		req_fail(n, r->req_id, EINVAL, "not a valid node name");
+		return;
+	}
+	if (!strcmp(r->member, n->cfg.name) || node_is_member(n, r->member)) {
+		snprintf(why, sizeof(why),
+			 "node '%s' is already a node of this NVLink domain",
+			 r->member);
+		req_fail(n, r->req_id, EALREADY, why);
+		return;
+	}
+	if (join_find(n, r->member) >= 0 || n->n_joins >= IMEXD_NODE_JOINS_MAX) {
+		req_fail(n, r->req_id, EBUSY,
+			 "a join of that node, or too many joins, under way: retry");
+		return;
+	}
+	e = imexd_peers_add(n->peers, n->now, r->member, r->addr);
+	if (e) {
+		req_fail(n, r->req_id, e == -ENOMEM ? ENOMEM : EINVAL,
+			 "the node's address is not host[:port], or too many nodes");
+		return;
+	}
+	j = &n->joins[n->n_joins++];
+	memset(j, 0, sizeof(*j));
+	j->req_id = r->req_id;
+	snprintf(j->name, sizeof(j->name), "%s", r->member);
+	snprintf(j->addr, sizeof(j->addr), "%s", r->addr);
+	j->deadline = n->now + park_ms(n);
+	h = hello_of(n, r->member);
+	if (h)
+		join_submit(n, n->n_joins - 1, h);
+}
+
 void imexd_node_request(struct imexd_node *n, uint64_t now,
 			const struct imexd_request *req)
 {
@@ -298,6 +522,11 @@ void imexd_node_request(struct imexd_node *n, uint64_t now,
 	int e;
 
 	n->now = now;
+	if (req->cmd == IMEX_CMD_NODE_JOIN) {
+		node_join(n, req);
+		node_pump(n);
+		return;
+	}
 	e = req_to_cmd(n, req, &cmd, why, sizeof(why));
 	if (e) {
 		req_fail(n, req->req_id, e, why);

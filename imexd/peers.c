@@ -47,6 +47,7 @@ struct peer {
 	bool connecting;		/* a CONNECT is outstanding */
 	uint64_t connect_at;		/* next dial, when neither */
 	uint32_t backoff;		/* the delay after the next failure */
+	bool gone;			/* removed from the group: not a peer */
 };
 
 struct conn {
@@ -98,7 +99,8 @@ struct imexd_peers {
 	bool started, shutting_down;
 
 	struct peer *peers;
-	size_t npeers;
+	size_t npeers, cap_peers;
+	uint16_t default_port;
 
 	struct conn *conns;
 	size_t nconns, cap_conns;
@@ -311,7 +313,8 @@ static bool log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
 
 /* ---- tables --------------------------------------------------------------- */
 
-static int peer_find(const struct imexd_peers *p, const char *name)
+/* Any entry, removed ones too. */
+static int peer_slot(const struct imexd_peers *p, const char *name)
 {
 	size_t i;
 
@@ -319,6 +322,13 @@ static int peer_find(const struct imexd_peers *p, const char *name)
 		if (!strcmp(p->peers[i].name, name))
 			return (int)i;
 	return -1;
+}
+
+static int peer_find(const struct imexd_peers *p, const char *name)
+{
+	int i = peer_slot(p, name);
+
+	return i >= 0 && !p->peers[i].gone ? i : -1;
 }
 
 static struct conn *conn_find(struct imexd_peers *p, uint64_t id)
@@ -367,7 +377,7 @@ static void schedule_dial(struct imexd_peers *p, struct peer *pe, uint64_t now,
 	uint64_t next = (uint64_t)pe->backoff * 2;
 
 	pe->connecting = false;
-	pe->connect_at = now + delay;
+	pe->connect_at = pe->gone ? NO_TIME : now + delay;
 	pe->backoff = next > p->backoff_max ? p->backoff_max : (uint32_t)next;
 }
 
@@ -474,7 +484,10 @@ int imexd_peers_new(const struct imexd_peers_config *cfg,
 			free(p);
 			return -ENOMEM;
 		}
+		p->cap_peers = cfg->n_roster;
 	}
+	p->default_port = cfg->default_port ? cfg->default_port :
+			  IMEXD_DEFAULT_PORT;
 	snprintf(p->self, sizeof(p->self), "%s", cfg->self);
 	memcpy(p->self_uuid, cfg->self_uuid, 16);
 	p->epoch = cfg->epoch;
@@ -534,7 +547,7 @@ static void dial_due(struct imexd_peers *p, uint64_t now)
 		struct peer *pe = &p->peers[i];
 		struct act *a;
 
-		if (pe->conn || pe->connecting || now < pe->connect_at)
+		if (pe->gone || pe->conn || pe->connecting || now < pe->connect_at)
 			continue;
 		a = act_push(p, IMEXD_PEERS_CONNECT);
 		if (!a)
@@ -553,7 +566,8 @@ void imexd_peers_start(struct imexd_peers *p, uint64_t now)
 		return;
 	p->started = true;
 	for (i = 0; i < p->npeers; i++)
-		p->peers[i].connect_at = now;
+		if (!p->peers[i].gone)
+			p->peers[i].connect_at = now;
 	dial_due(p, now);
 }
 
@@ -1055,4 +1069,70 @@ uint64_t imexd_peers_conn(const struct imexd_peers *p, const char *name)
 	int q = name ? peer_find(p, name) : -1;
 
 	return q < 0 ? 0 : p->peers[q].conn;
+}
+
+/* ---- membership ------------------------------------------------------------- */
+
+int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
+		    const char *addr)
+{
+	char norm[IMEXD_ADDR_MAX + 1];
+	struct peer *pe;
+	int i;
+
+	/* No acts_gc(): the caller may be handling one of our actions. */
+	if (!imexd_name_valid(name) || !strcmp(name, p->self) ||
+	    !addr_normalize(addr ? addr : "", name, p->default_port, norm,
+			    sizeof(norm)))
+		return -EINVAL;
+	i = peer_slot(p, name);
+	if (i < 0) {
+		if (p->npeers >= IMEXD_PEERS_MAX)
+			return -ENOSPC;
+		if (imexd_grow((void **)&p->peers, &p->cap_peers,
+			       p->npeers + 1, sizeof(*p->peers)))
+			return -ENOMEM;
+		pe = &p->peers[p->npeers++];
+		memset(pe, 0, sizeof(*pe));
+		snprintf(pe->name, sizeof(pe->name), "%s", name);
+		pe->backoff = p->backoff_min;
+		pe->gone = true;
+	}
+	pe = &p->peers[i < 0 ? (int)p->npeers - 1 : i];
+	/* A joined node's address: the join's, else the one known. */
+	if ((addr && addr[0]) || !pe->addr[0])
+		snprintf(pe->addr, sizeof(pe->addr), "%s", norm);
+	if (pe->gone) {
+		pe->gone = false;
+		pe->backoff = p->backoff_min;
+		pe->connect_at = p->started ? now : NO_TIME;
+		dial_due(p, now);
+	}
+	return 0;
+}
+
+void imexd_peers_remove(struct imexd_peers *p, uint64_t now, const char *name)
+{
+	int i = peer_find(p, name);
+	size_t k;
+
+	if (i < 0)
+		return;
+	p->peers[i].gone = true;
+	p->peers[i].connect_at = NO_TIME;
+	for (k = 0; k < p->nconns; k++)
+		if (p->conns[k].peer == i) {
+			conn_end(p, &p->conns[k], now, true);
+			break;
+		}
+}
+
+size_t imexd_peers_count(const struct imexd_peers *p)
+{
+	return p->npeers;
+}
+
+const char *imexd_peers_name(const struct imexd_peers *p, size_t i)
+{
+	return i < p->npeers && !p->peers[i].gone ? p->peers[i].name : NULL;
 }

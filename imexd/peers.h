@@ -161,4 +161,20 @@ uint64_t imexd_peers_conn(const struct imexd_peers *p, const char *name);
 
 bool imexd_peers_next(struct imexd_peers *p, struct imexd_peers_action *a);
 
+/*
+ * Membership (the raft configuration adds and removes nodes): a node
+ * added is a peer like a roster one (dialled at addr, or as the roster
+ * gives it when addr is NULL or ""); a removed one is not a peer any more
+ * (its connection is closed, its HELLO refused, no dial).  At most
+ * IMEXD_PEERS_MAX names are ever held.  -EINVAL (bad name or address,
+ * self), -ENOSPC, -ENOMEM.
+ */
+#define IMEXD_PEERS_MAX 1024
+int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
+		    const char *addr);
+void imexd_peers_remove(struct imexd_peers *p, uint64_t now, const char *name);
+/* The peers by slot, 0..count-1: a name, or NULL for a removed one. */
+size_t imexd_peers_count(const struct imexd_peers *p);
+const char *imexd_peers_name(const struct imexd_peers *p, size_t i);
+
 #endif /* IMEXD_PEERS_H */

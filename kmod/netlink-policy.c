@@ -86,7 +86,8 @@ static_assert(IMEX_A_IMPORT_COUNT == 40);
 static_assert(IMEX_A_EXPORT_COUNT == 41);
 static_assert(IMEX_A_CHANNEL_MINOR == 42);
 static_assert(IMEX_A_DOMAIN_GENERATION == 43);
-static_assert(IMEX_A_MAX == 43);
+static_assert(IMEX_A_NODE_ADDR == 44);
+static_assert(IMEX_A_MAX == 44);
 static_assert(IMEX_A_MEMBER_ENTRY_NAME == 1);
 static_assert(IMEX_A_MEMBER_ADDR == 2);
 static_assert(IMEX_A_MEMBER_STATE == 3);
@@ -126,6 +127,8 @@ static_assert(IMEX_CMD_EXPORT_DEL_ACCEPT == 30);
 static_assert(IMEX_CMD_IMPORT_REVOKE == 31);
 static_assert(IMEX_CMD_DOMAIN_SET == 32);
 static_assert(IMEX_CMD_DOMAIN_REMOVE == 33);
+static_assert(IMEX_CMD_NODE_JOIN == 34);
+static_assert(IMEX_CMD_NODE_LEAVE == 35);
 
 const struct nla_policy imex_member_nl_policy[IMEX_A_MEMBER_MAX + 1] = {
 	[IMEX_A_MEMBER_ENTRY_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
@@ -272,4 +275,15 @@ const struct nla_policy imex_domain_set_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_CHANNEL_MODE] = NLA_POLICY_MAX(NLA_U32, 511),
 	[IMEX_A_CHANNEL_IDS] = { .type = NLA_BINARY, .len = 64000 },
 	[IMEX_A_DOMAIN_GENERATION] = { .type = NLA_U64 },
+};
+
+/* node-join: member-name, node-addr */
+const struct nla_policy imex_node_join_nl_policy[IMEX_A_MAX + 1] = {
+	[IMEX_A_MEMBER_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
+	[IMEX_A_NODE_ADDR] = { .type = NLA_NUL_STRING, .len = 255 },
+};
+
+/* node-leave: member-name */
+const struct nla_policy imex_node_leave_nl_policy[IMEX_A_MAX + 1] = {
+	[IMEX_A_MEMBER_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
 };

@@ -112,6 +112,20 @@ static const struct genl_ops imex_ops[] = {
 		.flags		= IMEX_ADMIN,
 	},
 	{
+		.cmd		= IMEX_CMD_NODE_JOIN,
+		.doit		= imex_nl_request,
+		.policy		= imex_node_join_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
+		.cmd		= IMEX_CMD_NODE_LEAVE,
+		.doit		= imex_nl_request,
+		.policy		= imex_node_leave_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
 		.cmd		= IMEX_CMD_DOMAIN_GET,
 		.doit		= imex_nl_domain_get,
 		.dumpit		= imex_nl_domain_dump,

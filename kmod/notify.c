@@ -113,7 +113,7 @@ void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 	err = nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id, IMEX_A_PAD) ||
 	      nla_put_u32(skb, IMEX_A_REQ_CMD, cmd) ||
 	      nla_put_u32(skb, IMEX_A_REQ_STATUS, status) ||
-	      nla_put_string(skb, IMEX_A_DOMAIN_NAME, domain) ||
+	      (*domain && nla_put_string(skb, IMEX_A_DOMAIN_NAME, domain)) ||
 	      (res->msg && nla_put_string(skb, IMEX_A_REQ_MESSAGE, res->msg)) ||
 	      (res->uuid && nla_put(skb, IMEX_A_DOMAIN_UUID, IMEX_UUID_LEN,
 				    res->uuid)) ||

@@ -24,7 +24,7 @@ struct imex_req {
 	u32			cmd;
 	bool			accepted;
 	unsigned long		expires;
-	char			domain[IMEX_NAME_MAX];
+	char			domain[IMEX_NAME_MAX];	/* "": names none */
 	int			len;
 	void			*attrs;		/* the request's attributes */
 };
@@ -338,22 +338,69 @@ static int imex_check_evict(struct genl_info *info, struct imex_domain *d)
 	return 0;
 }
 
-/* DOMAIN_CREATE, DOMAIN_DELETE, CHANNEL_ALLOC, CHANNEL_FREE, MEMBER_EVICT */
+/*
+ * NODE_JOIN, NODE_LEAVE: a node of the group, named like any member, and
+ * for a join the address the daemons dial (printable, no space; the policy
+ * bounds its length).  The group's membership is imexd's: nothing to check
+ * against this node's state.
+ */
+static int imex_check_node(struct genl_info *info)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr *addr = info->attrs[IMEX_A_NODE_ADDR];
+	const char *s;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBER_NAME))
+		return -EINVAL;
+	if (!imex_name_valid(nla_data(info->attrs[IMEX_A_MEMBER_NAME]))) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[IMEX_A_MEMBER_NAME],
+				    "node name: use letters, digits, '_', '.', '-', starting with a letter or digit");
+		return -EINVAL;
+	}
+	if (!addr)
+		return 0;
+	s = nla_data(addr);
+	if (!*s) {
+		NL_SET_ERR_MSG_ATTR(extack, addr,
+				    "empty node address: leave it out to use the name");
+		return -EINVAL;
+	}
+	for (; *s; s++) {
+		if (*s <= ' ' || *s > '~') {
+			NL_SET_ERR_MSG_ATTR(extack, addr,
+					    "node address: host[:port], printable and without spaces");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * DOMAIN_CREATE, DOMAIN_DELETE, CHANNEL_ALLOC, CHANNEL_FREE, MEMBER_EVICT,
+ * and NODE_JOIN, NODE_LEAVE, which name no domain.
+ */
 int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	u8 cmd = info->genlhdr->cmd;
 	struct imex_domain *d = NULL;
-	const char *name;
+	const char *name = "";
+	bool node = cmd == IMEX_CMD_NODE_JOIN || cmd == IMEX_CMD_NODE_LEAVE;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_DOMAIN_NAME))
-		return -EINVAL;
-	name = nla_data(info->attrs[IMEX_A_DOMAIN_NAME]);
-	if (!imex_name_valid(name)) {
-		NL_SET_ERR_MSG_ATTR(extack, info->attrs[IMEX_A_DOMAIN_NAME],
-				    "domain name: use letters, digits, '_', '.', '-', starting with a letter or digit");
-		return -EINVAL;
+	if (node) {
+		err = imex_check_node(info);
+		if (err)
+			return err;
+	} else {
+		if (GENL_REQ_ATTR_CHECK(info, IMEX_A_DOMAIN_NAME))
+			return -EINVAL;
+		name = nla_data(info->attrs[IMEX_A_DOMAIN_NAME]);
+		if (!imex_name_valid(name)) {
+			NL_SET_ERR_MSG_ATTR(extack, info->attrs[IMEX_A_DOMAIN_NAME],
+					    "domain name: use letters, digits, '_', '.', '-', starting with a letter or digit");
+			return -EINVAL;
+		}
 	}
 	/* Never queue what REQ_ACCEPT could not hand over whole. */
 	if (genlmsg_len(info->genlhdr) > IMEX_REQ_ATTRS_MAX) {
@@ -363,7 +410,9 @@ int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 	}
 
 	mutex_lock(&imex_lock);
-	if (cmd == IMEX_CMD_DOMAIN_CREATE) {
+	if (node) {
+		err = 0;
+	} else if (cmd == IMEX_CMD_DOMAIN_CREATE) {
 		err = imex_check_create(info, name);
 	} else {
 		d = imex_req_domain(info, name);

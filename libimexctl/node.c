@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* This node's identity as the module holds it: NODE_GET and NODE_SET. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <netlink/attr.h>
@@ -107,4 +109,70 @@ IMEXCTL_API int imexctl_node_set_name(struct imexctl *ctx, const char *name)
 		return imexctl_err(ctx, -ENOMEM, "out of memory");
 	}
 	return node_set(ctx, msg, "setting this node's name");
+}
+
+/* Group membership: requests that name a node, not a domain. */
+struct node_req {
+	const char *name;
+	const char *addr;	/* NULL: the name */
+};
+
+static int fill_node(struct nl_msg *msg, const void *arg)
+{
+	const struct node_req *q = arg;
+
+	if (nla_put_string(msg, IMEX_A_MEMBER_NAME, q->name) < 0 ||
+	    (q->addr && nla_put_string(msg, IMEX_A_NODE_ADDR, q->addr) < 0))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* "host[:port]": printable ASCII without spaces, as the module checks. */
+static bool addr_valid(const char *addr)
+{
+	size_t n = strlen(addr);
+
+	if (n >= IMEX_ADDR_MAX)
+		return false;
+	for (; *addr; addr++)
+		if (*addr <= ' ' || *addr > '~')
+			return false;
+	return true;
+}
+
+IMEXCTL_API int imexctl_node_join(struct imexctl *ctx, const char *name,
+				  const char *addr, int timeout_ms)
+{
+	struct node_req q = { name, addr && *addr ? addr : NULL };
+	char what[IMEX_NAME_MAX + IMEX_ADDR_MAX + 32];
+
+	imexctl_err_clear(ctx);
+	if (!imexctl_name_valid(name))
+		return imexctl_err(ctx, -EINVAL,
+				   "invalid node name '%s': use letters, digits, '_', '.', '-', starting with a letter or digit",
+				   name ? name : "");
+	if (q.addr && !addr_valid(q.addr))
+		return imexctl_err(ctx, -EINVAL,
+				   "invalid address for node %s: give host[:port], printable, without spaces, at most %d characters",
+				   name, IMEX_ADDR_MAX - 1);
+	snprintf(what, sizeof(what), "adding node %s%s%s", name,
+		 q.addr ? " at " : "", q.addr ? q.addr : "");
+	return imexctl_request(ctx, IMEX_CMD_NODE_JOIN, fill_node, &q, 0, what,
+			       timeout_ms);
+}
+
+IMEXCTL_API int imexctl_node_leave(struct imexctl *ctx, const char *name,
+				   int timeout_ms)
+{
+	struct node_req q = { name, NULL };
+	char what[IMEX_NAME_MAX + 32];
+
+	imexctl_err_clear(ctx);
+	if (!imexctl_name_valid(name))
+		return imexctl_err(ctx, -EINVAL,
+				   "invalid node name '%s': use letters, digits, '_', '.', '-', starting with a letter or digit",
+				   name ? name : "");
+	snprintf(what, sizeof(what), "removing node %s", name);
+	return imexctl_request(ctx, IMEX_CMD_NODE_LEAVE, fill_node, &q, 0, what,
+			       timeout_ms);
 }

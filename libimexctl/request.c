@@ -9,6 +9,7 @@
  * that a concurrent change would blur.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,13 @@ void imexctl_req_state_free(struct imexctl_req_state *st)
 	free(st);
 }
 
-static int request_failed(struct imexctl *ctx, const char *what,
+/* Group membership: no domain to look at afterwards. */
+static bool node_request(uint8_t cmd)
+{
+	return cmd == IMEX_CMD_NODE_JOIN || cmd == IMEX_CMD_NODE_LEAVE;
+}
+
+static int request_failed(struct imexctl *ctx, uint8_t cmd, const char *what,
 			  const struct imexctl_req_done *d)
 {
 	int err = (d->status > 0 && d->status < 4096) ? -(int)d->status : -EPROTO;
@@ -123,6 +130,10 @@ static int request_failed(struct imexctl *ctx, const char *what,
 		return imexctl_err(ctx, err, "%s: %s", what, d->message);
 	switch (-err) {
 	case ETIMEDOUT:
+		if (node_request(cmd))
+			return imexctl_err(ctx, err,
+					   "%s: imexd did not complete the request in time: see 'journalctl -u imexd', then run the same command again (it says whether the change was made)",
+					   what);
 		return imexctl_err(ctx, err,
 				   "%s: imexd did not complete the request in time: check the other members with 'imexctl domain show' and 'journalctl -u imexd'",
 				   what);
@@ -223,7 +234,7 @@ int imexctl_request_ids(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 		}
 		if (st->finished) {
 			if (st->done.status)
-				r = request_failed(ctx, what, &st->done);
+				r = request_failed(ctx, cmd, what, &st->done);
 			else
 				r = ids ? done_ids(ctx, what, &st->done, ids, n_ids) : 0;
 			goto out;
@@ -232,6 +243,12 @@ int imexctl_request_ids(struct imexctl *ctx, uint8_t cmd, imexctl_fill_fn fill,
 		 * its refusals (no imexd, bad fabric, ...) are immediate. */
 		r = imexctl_session_read(&s, s.acked ? deadline :
 					 (deadline > ack_deadline ? deadline : ack_deadline));
+		if (r == -ETIMEDOUT && node_request(cmd)) {
+			r = imexctl_err(ctx, -ETIMEDOUT,
+					"%s: no outcome from imexd within %d s (request %" PRIu64 "); it may still complete: run the same command again later, it says whether the change was made",
+					what, (timeout_ms + 999) / 1000, st->id);
+			goto out;
+		}
 		if (r == -ETIMEDOUT) {
 			r = imexctl_err(ctx, -ETIMEDOUT,
 					"%s: no outcome from imexd within %d s (request %" PRIu64 ")%s; it may still complete: check 'imexctl domain list'",

@@ -327,6 +327,25 @@ int imexctl_member_evict(struct imexctl *ctx, const char *domain,
 			 const char *member, int timeout_ms);
 
 /*
+ * Add node @name to this NVLink domain's group (a request, a Raft
+ * membership change carried out by imexd), so domains may name it.  @addr
+ * is "host[:port]" where the daemons reach it; NULL or "": the name.  The
+ * node's imexd must be running: imexd dials it and refuses it if its
+ * fabric identity (cluster UUID, partition) differs from this node's
+ * (-EXDEV) or it does not answer in time.  -EALREADY if it is in the group.
+ * Since version IMEXCTL_2.
+ */
+int imexctl_node_join(struct imexctl *ctx, const char *name,
+		      const char *addr, int timeout_ms);
+
+/*
+ * Remove node @name from the group (a request).  Refused while a domain
+ * names it (delete the domain, or evict the node from it, first).
+ * Since version IMEXCTL_2.
+ */
+int imexctl_node_leave(struct imexctl *ctx, const char *name, int timeout_ms);
+
+/*
  * Wait until domain @name is usable: with @want IMEXCTL_DOMAIN_READY until it
  * is READY; with IMEXCTL_DOMAIN_DEGRADED until it is READY or DEGRADED.  The
  * domain need not exist yet (it may be created from another node).  Event

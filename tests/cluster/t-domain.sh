@@ -10,14 +10,23 @@
 # asking for the same channel end with one owner per channel; a member
 # that dies before its kernel takes a committed create converges once it
 # is back; a kill -9 of the Raft leader during a create leaves no domain or a
-# complete one on every member.
+# complete one on every member.  Then group membership: node4, which
+# NODES_FILE does not name, waits; its join is refused while its fabric
+# identity differs, and made by 'imexctl node join' once it matches; a
+# domain naming it turns READY with its kernel holding the channels; its
+# leave is refused while that domain names it and made once it is gone,
+# after which a create naming it is refused.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/cluster/cluster.sh
 I=tools/imexctl/imexctl
 N="sh tests/cluster/node.sh"
 NODES="node1=192.0.2.1,node2=192.0.2.2,node3=192.0.2.3"
 
-cluster_init 3 || exit 1
+cluster_init 4 || exit 1
+# The group is node1..node3; node4 is outside it until it is joined.
+for i in 1 2 3 4; do
+	for j in 1 2 3; do echo "node$j=192.0.2.$j"; done > "$cluster_dir/n$i/nodes"
+done
 node_boot 1 2 3 || exit 1
 for i in 1 2 3; do t_check "node$i: imexd attached" node_run $i $N start; done
 
@@ -147,5 +156,52 @@ if [ $n4 = 3 ]; then
 		t_check "node$i: job4 READY" node_run $i $N wait-state job4 ready 10
 	done
 fi
+
+# --- group membership: node4 joins and leaves ------------------------------
+t0=$(cluster_now)
+node_boot 4 || exit 1
+OTHER_FABRIC="11111111-2222-3333-4444-555555555555 8"
+t_check "node4: fabric set to another partition" node_run 4 $I node set-fabric $OTHER_FABRIC
+t_check "node4: imexd attached" node_run 4 $N start
+t_check "node4: not in NODES_FILE, it waits to be joined" \
+	node_run 4 'grep -q "it waits until a node of the group runs" "$IMEX_VM_OUT/imexd.log"'
+out=$(node_run 1 $I node join node4=192.0.2.4 --timeout 30 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 1 ] && echo "$out" | grep -q "reports fabric .* partition 8, .* partition 7: not joined" &&
+	t_ok "join of node4 with another fabric identity is refused" ||
+	t_fail "join of a node of another partition: rc=$rc"
+t_check "node4: imexd stopped" node_run 4 $N stop
+t_check "node4: fabric set to the group's" \
+	node_run 4 $I node set-fabric 11111111-2222-3333-4444-555555555555 7
+t_check "node4: imexd attached again" node_run 4 $N start
+t_check "node1: join node4" node_run 1 $I node join node4=192.0.2.4 --timeout 60
+out=$(node_run 1 $I node join node4 --timeout 10 2>&1)
+echo "$out"
+echo "$out" | grep -q "already a node of this NVLink domain" &&
+	t_ok "a second join of node4 says it is in the group" || t_fail "second join: $out"
+t_check "node2: create job6 naming node4" \
+	node_run 2 $I domain create job6 --nodes node1,node2,node4 --channels 2 --timeout 60
+t_check "node4: job6 READY" node_run 4 $N wait-state job6 ready 30
+d1=$(node_run 1 $N def job6)
+d4=$(node_run 4 $N def job6)
+echo "# job6 on node1: $d1"
+[ "$d1" = "$d4" ] && case $d4 in *"channels="[0-9]*) true ;; *) false ;; esac &&
+	t_ok "node4's kernel holds job6 as node1's does, with its channels" ||
+	t_fail "job6 on node4 differs: $d4"
+out=$(node_run 3 $I node leave node4 --timeout 30 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 1 ] && echo "$out" | grep -q "node 'node4' is a member of domain 'job6': delete the domain or evict the node from it first" &&
+	t_ok "leave of node4 refused while job6 names it" || t_fail "leave while a domain names node4: rc=$rc"
+t_check "delete job6" node_run 1 $I domain delete job6 --timeout 30
+t_check "node4: job6 gone" node_run 4 $N wait-state job6 gone 30
+t_check "node3: leave node4" node_run 3 $I node leave node4 --timeout 60
+out=$(node_run 1 $I domain create job7 --nodes node1,node4 --channels 1 --timeout 30 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 1 ] && echo "$out" | grep -q "node 'node4' is not a node of this NVLink domain" &&
+	t_ok "create naming node4 after its leave is refused" || t_fail "create naming a node that left: rc=$rc"
+echo "# node4: boot, refused join, join, domain, leave took $(echo "$(cluster_now) - $t0" | bc) s"
 
 t_done

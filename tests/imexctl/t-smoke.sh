@@ -57,6 +57,12 @@ ls -l /dev/imex-channels/
 expect 0 $I cdi remove --id job-1 --dir "$CDI"
 expect 1 $I cdi remove --id job-1 --dir "$CDI"
 expect 1 $I domain evict j2 downc --timeout 5
+# Group membership goes through the kernel to the manager and back.
+expect 0 $I node join n2=192.0.2.2:7777 --timeout 5
+expect 0 $I --json node join n3 --timeout 5
+expect 0 $I node leave n3 --timeout 5
+expect 1 $I node join far1 --timeout 5
+expect 2 $I node join "bad name" --timeout 5
 # An open channel keeps the module: unload says which.
 exec 7</dev/imex-channels/channel0 || fail "cannot open channel0"
 expect 1 $I module unload

@@ -390,6 +390,7 @@ static void put_attr(struct msg *m, uint16_t type, int depth)
 		put_name(m, type);
 		break;
 	case IMEX_A_REQ_MESSAGE:
+	case IMEX_A_NODE_ADDR:		/* IMEX_ADDR_MAX == IMEX_MESSAGE_MAX */
 		n = chance(10) ? IMEX_MESSAGE_MAX + rnd(3) : rnd(20);
 		memset(b, 'm', n < sizeof(b) ? n : sizeof(b) - 1);
 		b[n < sizeof(b) ? n : sizeof(b) - 1] = '\0';
@@ -492,6 +493,8 @@ static const uint8_t cmd_attrs[__IMEX_CMD_MAX][10] = {
 		IMEX_A_DOMAIN_GENERATION, IMEX_A_CHANNELS, IMEX_A_CHANNEL_IDS,
 		IMEX_A_CHANNEL_UID, IMEX_A_CHANNEL_MODE },
 	[IMEX_CMD_DOMAIN_REMOVE] = { IMEX_A_DOMAIN_NAME, IMEX_A_DOMAIN_UUID },
+	[IMEX_CMD_NODE_JOIN] = { IMEX_A_MEMBER_NAME, IMEX_A_NODE_ADDR },
+	[IMEX_CMD_NODE_LEAVE] = { IMEX_A_MEMBER_NAME },
 };
 
 static bool readonly_cmd(uint8_t cmd)

@@ -456,6 +456,8 @@ static void put_common(struct nl_msg *m, const struct kv *kv)
 	put_channels(m, kv);
 	if ((v = kv_get(kv, "member")))
 		nla_put_string(m, IMEX_A_MEMBER_NAME, v);
+	if ((v = kv_get(kv, "addr")))
+		nla_put_string(m, IMEX_A_NODE_ADDR, v);
 	/* Export and import. */
 	if ((v = kv_get(kv, "chan")))
 		nla_put_u32(m, IMEX_A_CHANNEL_ID, (uint32_t)parse_u64(v));
@@ -1339,6 +1341,7 @@ static void usage(void)
 	      "  node-get | node-set [node=] [node_uuid=] [fabric=UUID:PART]\n"
 	      "  create name= members=N[@ADDR],... [count=] [channels=1,2-5] [uid= gid= mode=] [nowait=1]\n"
 	      "  delete name= | alloc name= count=|channels= | free name= channels= | evict name= member=\n"
+	      "  node-join member= [addr=] | node-leave member=\n"
 	      "  domain name=|uuid= | domains | channel id= | channels [name=] | channel-set id= [uid= gid= mode=]\n"
 	      "  attach | detach | accept (EBADMSG if the upcall is malformed) | done req= status= [msg=]\n"
 	      "  set name= uuid= fabric= members= gen= [channels=LIST [uid= gid= mode=]] [ids=LIST [ids_uid= ids_gid= ids_mode=]]\n"
@@ -1373,6 +1376,10 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_request(c, IMEX_CMD_CHANNEL_FREE, kv);
 	if (!strcmp(cmd, "evict"))
 		return cmd_request(c, IMEX_CMD_MEMBER_EVICT, kv);
+	if (!strcmp(cmd, "node-join"))
+		return cmd_request(c, IMEX_CMD_NODE_JOIN, kv);
+	if (!strcmp(cmd, "node-leave"))
+		return cmd_request(c, IMEX_CMD_NODE_LEAVE, kv);
 	if (!strcmp(cmd, "domain"))
 		return cmd_simple(c, IMEX_CMD_DOMAIN_GET, kv, 0);
 	if (!strcmp(cmd, "domains"))

@@ -256,7 +256,9 @@ static void put_channel_set(struct nl_msg *m, const struct def *d)
 static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 {
 	struct nlattr **tb = a->tb;
-	const char *name = nla_data(tb[IMEX_A_DOMAIN_NAME]);
+	/* NODE_JOIN and NODE_LEAVE name no domain. */
+	const char *name = tb[IMEX_A_DOMAIN_NAME] ?
+			   nla_data(tb[IMEX_A_DOMAIN_NAME]) : "";
 	struct node_info n = { 0 };
 	struct def d = { 0 };
 	struct nl_msg *m, *q;
@@ -272,6 +274,9 @@ static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 	case IMEX_CMD_CHANNEL_FREE:
 	case IMEX_CMD_MEMBER_EVICT:
 		break;
+	case IMEX_CMD_NODE_JOIN:
+	case IMEX_CMD_NODE_LEAVE:
+		return 0;	/* no group here: nothing to hold */
 	default:
 		return EOPNOTSUPP;
 	}

@@ -5,6 +5,7 @@
 OTHER=99999999-8888-7777-6666-555555555555
 U1=aaaaaaaa-0000-0000-0000-000000000001
 U2=aaaaaaaa-0000-0000-0000-000000000002
+LONGADDR=$(printf '%0256d' 0)	# IMEX_ADDR_MAX characters: one too many
 
 # --- node -------------------------------------------------------------------
 $NL -f - <<SCRIPT || fail "script 1"
@@ -56,6 +57,25 @@ msg no domain of that name on this node
 !ENOENT domain name=nosuch
 !EINVAL domain
 !ENOENT channel id=5
+# node-join/-leave name a node of the group, no domain
+!ESRCH node-join member=n9 addr=192.0.2.9:7777
+msg imexd is not running
+!ESRCH node-leave member=n9
+!EINVAL node-join
+msg missing attribute
+!EINVAL node-join member=bad!name
+msg node name
+!EINVAL node-join member=
+msg node name
+!EINVAL node-join member=n9 addr=
+msg empty node address
+!EINVAL node-join member=n9 addr=192.0.2.9$(printf '\177')
+msg printable and without spaces
+!EINVAL node-join member=n9 addr=$LONGADDR
+!EINVAL node-join member=n9 name=d1
+msg Unsupported attribute
+!EINVAL node-leave member=n9 addr=192.0.2.9
+msg Unsupported attribute
 !EINVAL channel
 SCRIPT
 
@@ -82,6 +102,9 @@ free name=d1 channels=100
 msg cannot evict itself
 !ENOENT evict name=d1 member=nosuch
 evict name=d1 member=peer2
+node-join member=n9 addr=$(printf '%0255d' 0)
+node-join member=n9
+node-leave member=n9
 create name=d4 members=$NODE
 delete name=d4
 domain name=d1
@@ -124,6 +147,8 @@ channel id=10
 !EPERM alloc name=d1 count=1
 !EPERM free name=d1 channels=0
 !EPERM evict name=d1 member=x
+!EPERM node-join member=x
+!EPERM node-leave member=x
 !EPERM channel-set id=10 mode=0666
 !EPERM attach
 !EPERM detach

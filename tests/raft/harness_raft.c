@@ -83,6 +83,7 @@ struct hr_ack {
 	size_t len;
 	uint8_t *data;
 	bool acked, dropped;
+	bool change; /* a membership change (no command) */
 };
 
 struct hr {
@@ -507,8 +508,17 @@ static void drain(struct hr *h, raft_id id)
 			w->len = a.snapshot.len;
 			break;
 		case IMEXD_CONS_SEND:
-			CHECK(a.send.to >= 1 && a.send.to <= h->cfg.n);
-			send(h, id, a.send.to, a.send.msg);
+			CHECK(a.send.to_name &&
+			      hr_id(h, hr_node_of(h, a.send.to)) == a.send.to);
+			send(h, id, hr_node_of(h, a.send.to), a.send.msg);
+			break;
+		case IMEXD_CONS_CHANGED:
+			if (a.apply.tag) {
+				ack = ack_find(h, a.apply.tag);
+				CHECK(ack && ack->node == id && !ack->acked);
+				ack->acked = true;
+				h->n_acked++;
+			}
 			break;
 		case IMEXD_CONS_RESTORE:
 			fsm_restore(h, id, a.snapshot.data, a.snapshot.len);
@@ -559,7 +569,7 @@ static void node_start(struct hr *h, raft_id id)
 	struct hr_node *nd = node(h, id);
 	struct imexd_cons_config cc = {
 		.roster = (const char *const *)h->names,
-		.n_roster = h->cfg.n,
+		.n_roster = h->cfg.n_roster ? h->cfg.n_roster : h->cfg.n,
 		.self = h->names[id - 1],
 		.election_timeout_ms = h->cfg.election_timeout_ms,
 		.lost_voter_timeouts = h->cfg.lost_voter_timeouts,
@@ -572,7 +582,7 @@ static void node_start(struct hr *h, raft_id id)
 	size_t i;
 
 	CHECK(imexd_cons_new(&cc, &nd->cons) == 0);
-	CHECK(imexd_cons_self(nd->cons) == id);
+	CHECK(imexd_cons_self(nd->cons) == hr_id(h, id));
 	st.term = nd->term;
 	st.voted_for = nd->vote;
 	if (nd->snap) {
@@ -723,7 +733,12 @@ static void deliver(struct hr *h, size_t i)
 		msg_free(&q.m);
 		return;
 	}
-	input_done(h, q.to, imexd_cons_receive(nd->cons, h->now, q.from, &q.m));
+	/* The sender is authenticated: the receiver learns its name, as
+	 * agree does. */
+	CHECK(imexd_cons_learn(nd->cons, h->names[q.from - 1]) ==
+	      hr_id(h, q.from));
+	input_done(h, q.to, imexd_cons_receive(nd->cons, h->now,
+					       hr_id(h, q.from), &q.m));
 	/* The entries array stays ours; the batch went to raft. */
 	if (q.m.type == RAFT_APPEND_ENTRIES)
 		raft_free(q.m.append_entries.entries);
@@ -832,6 +847,49 @@ raft_id hr_leader(struct hr *h)
 	return leader;
 }
 
+raft_id hr_id(const struct hr *h, unsigned i)
+{
+	return i >= 1 && i <= h->cfg.n ? imexd_cons_name_id(h->names[i - 1]) : 0;
+}
+
+unsigned hr_node_of(const struct hr *h, raft_id id)
+{
+	unsigned i;
+
+	for (i = 1; i <= h->cfg.n; i++)
+		if (hr_id(h, i) == id)
+			return i;
+	return 0;
+}
+
+int hr_change(struct hr *h, unsigned i, const char *address, bool add,
+	      raft_index *index)
+{
+	struct hr_node *nd = node(h, i);
+	uint64_t tag = h->next_tag++;
+	raft_id leader;
+	int rv;
+
+	if (!nd->up)
+		return -ENOTCONN;
+	h->acks = xgrow(h->acks, &h->cap_acks, h->n_acks, sizeof(*h->acks));
+	rv = imexd_cons_change(nd->cons, h->now, address, add, tag, index,
+			       &leader);
+	if (rv) {
+		drain(h, i);
+		return rv;
+	}
+	memset(&h->acks[h->n_acks], 0, sizeof(*h->acks));
+	h->acks[h->n_acks].tag = tag;
+	h->acks[h->n_acks].node = i;
+	h->acks[h->n_acks].len = strlen(address);
+	h->acks[h->n_acks].data = xdup(address, strlen(address));
+	h->acks[h->n_acks].change = true;
+	h->n_acks++;
+	drain(h, i);
+	return 0;
+}
+
 int hr_submit(struct hr *h, raft_id id, const void *data, size_t len,
 	      raft_index *index)
 {
@@ -846,7 +904,7 @@ int hr_submit(struct hr *h, raft_id id, const void *data, size_t len,
 	rv = imexd_cons_submit(nd->cons, h->now, data, len, tag, index, &leader);
 	if (rv == -IMEXD_CONS_ENOTLEADER) {
 		CHECK(imexd_cons_state(nd->cons) != RAFT_LEADER);
-		CHECK(leader != id);
+		CHECK(leader != hr_id(h, id));
 		return rv;
 	}
 	if (rv)
@@ -920,7 +978,7 @@ bool hr_converged(struct hr *h)
 	for (j = 0; j < h->n_acks; j++) {
 		bool found = false;
 
-		if (!h->acks[j].acked)
+		if (!h->acks[j].acked || h->acks[j].change)
 			continue;
 		for (k = 0; k < ref->n && !found; k++)
 			found = ref->v[k].len == h->acks[j].len &&

@@ -30,6 +30,7 @@ struct hr_faults {
 
 struct hr_config {
 	unsigned n;                /* nodes n0..n{n-1} */
+	unsigned n_roster;         /* roster n0..: 0 all; the rest wait to be joined */
 	unsigned seed;
 	unsigned election_timeout_ms;
 	unsigned lost_voter_timeouts;
@@ -58,9 +59,14 @@ void hr_run_for(struct hr *h, uint64_t ms);
 bool hr_run_until_pred(struct hr *h, uint64_t limit,
 		       bool (*pred)(struct hr *h, void *arg), void *arg);
 
-/* Ids are 1..n (raft ids of names n0.. in sorted order: node i = id i+1
- * as long as n <= 10). */
+/* Nodes are 1..n (names n0..); hr_id() is node i's raft id (a hash of
+ * its name), hr_node_of() the node of a raft id (0: none). */
 struct imexd_cons *hr_cons(struct hr *h, raft_id id);
+raft_id hr_id(const struct hr *h, unsigned i);
+unsigned hr_node_of(const struct hr *h, raft_id id);
+/* imexd_cons_change() at node i (its tag acked on CHANGED). */
+int hr_change(struct hr *h, unsigned i, const char *address, bool add,
+	      raft_index *index);
 bool hr_up(const struct hr *h, raft_id id);
 /* The single leader among up nodes with the highest term, 0 if none. */
 raft_id hr_leader(struct hr *h);

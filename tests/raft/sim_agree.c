@@ -681,6 +681,116 @@ static void named(const char *name, unsigned v)
 		failures++;
 }
 
+/* ---- membership ----------------------------------------------------------- */
+
+static const struct imexd_cons *cons_at(struct sw *w, unsigned i)
+{
+	return sw_up(w, i) ? imexd_agree_cons(imexd_node_agree(sw_node(w, i))) :
+			     NULL;
+}
+
+/* The group of NODES_FILE (the first four nodes) runs: one leader among
+ * them, their identities in its table. */
+static bool four_up(struct sw *w)
+{
+	int l = sw_leader(w);
+
+	return l >= 0 && l < 4 &&
+	       imexd_fsm_node_count(sw_fsm(w, (unsigned)l)) == 4;
+}
+
+/* n004 is a member and its table holds every member's identity. */
+static bool joined(struct sw *w)
+{
+	const struct imexd_cons *c = cons_at(w, 4);
+
+	return c && imexd_cons_role(c, imexd_cons_self(c)) >= 0 &&
+	       imexd_fsm_node(sw_fsm(w, 4), "n004") &&
+	       imexd_fsm_node_count(sw_fsm(w, 4)) == 5;
+}
+
+/* Domain joined_create READY at its generation on n004. */
+static const struct sw_req *joined_create;
+
+static bool ready_on_4(struct sw *w)
+{
+	const struct sw_status *st;
+
+	if (!joined_create->done || joined_create->error)
+		return joined_create->done;
+	st = sw_status_of(w, 4, joined_create->def.uuid);
+	return st && st->state == IMEX_DOMAIN_READY &&
+	       st->generation == joined_create->def.generation;
+}
+
+static void mk_node(struct req_buf *b, uint32_t cmd, struct sw *w,
+		    unsigned node, bool addr)
+{
+	memset(b, 0, sizeof(*b));
+	b->r.cmd = cmd;
+	snprintf(b->r.member, sizeof(b->r.member), "%s", sw_name(w, node));
+	if (addr)
+		snprintf(b->r.addr, sizeof(b->r.addr), "%s:%u",
+			 sw_name(w, node), (unsigned int)IMEXD_DEFAULT_PORT);
+}
+
+/*
+ * Membership: n000..n003 form the group (NODES_FILE); n004 runs with the
+ * same file, outside it, and waits.  It is joined at a follower, a domain
+ * naming it is made and reaches READY on it; a node no domain names (not
+ * the leader) leaves and goes away for good; a leave of a node a domain
+ * names is refused; more changes commit; the history check is clean.
+ */
+static unsigned membership(unsigned seed)
+{
+	struct sw_config cfg = world_config(5, seed);
+	unsigned l, f, gone, v, m[2];
+	struct sw_req *r;
+	struct req_buf rb;
+	struct sw *w;
+
+	cfg.n_roster = 4;
+	w = sw_new(&cfg);
+	EXPECT(w, sw_run_pred(w, 50 * ET, four_up));
+	l = leader_or_0(w);
+	EXPECT(w, imexd_cons_role(cons_at(w, l), imexd_cons_name_id("n004")) < 0);
+	EXPECT(w, imexd_cons_term(cons_at(w, 4)) == 0);
+	f = (l + 1) % 4;
+	mk_node(&rb, IMEX_CMD_NODE_JOIN, w, 4, true);
+	r = request(w, f, &rb);
+	EXPECT(w, r && r->done && !r->error);
+	EXPECT(w, sw_run_pred(w, 20 * ET, joined));
+	m[0] = 4;
+	m[1] = f;
+	mk_create(&rb, w, "J", 0x4a, m, 2, 2, NULL, 0);
+	joined_create = r = request(w, 4, &rb);
+	EXPECT(w, r && r->done && !r->error && r->def.nchannels == 2);
+	EXPECT(w, r && sw_run_pred(w, 20 * ET, ready_on_4));
+	/* A leave of a node J names: refused, naming J. */
+	mk_node(&rb, IMEX_CMD_NODE_LEAVE, w, f, false);
+	r = request(w, 4, &rb);
+	EXPECT(w, r && r->done && r->error == EBUSY &&
+		  strstr(r->message, "domain 'J'"));
+	/* A node no domain names leaves, and goes. */
+	l = leader_or_0(w);
+	for (gone = 0; gone < 4 && (gone == l || gone == f); gone++)
+		;
+	mk_node(&rb, IMEX_CMD_NODE_LEAVE, w, gone, false);
+	r = request(w, 4, &rb);
+	EXPECT(w, r && r->done && !r->error);
+	sw_retire(w, gone);
+	l = leader_or_0(w);
+	EXPECT(w, imexd_cons_role(cons_at(w, l),
+				  imexd_cons_name_id(sw_name(w, gone))) < 0);
+	EXPECT(w, imexd_cons_members(cons_at(w, l))->n == 4);
+	mk_create(&rb, w, "K", 0x4b, m, 2, 1, NULL, 0);
+	r = request(w, f, &rb);
+	EXPECT(w, r && r->done && !r->error);
+	v = sw_check_final(w);
+	sw_free(w);
+	return v;
+}
+
 static void scenarios(unsigned seed)
 {
 	named("failure 2: apply, crash, away 60 s: channel not given away",
@@ -699,6 +809,8 @@ static void scenarios(unsigned seed)
 	      lost_leader(seed));
 	named("a member restored from a snapshot reports READY at the new generation",
 	      snap_ready(seed));
+	named("membership: join a node to a running 4-node group, a domain on it, another leaves",
+	      membership(seed));
 	named("a follower may not forward changes to a domain that does not name it",
 	      forward_refused(seed));
 	/* A leader counting by its own configuration while another node's

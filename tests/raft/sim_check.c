@@ -74,18 +74,28 @@ static bool node_done(struct sw *w, unsigned i, uint64_t last)
 	       applied_of(w, i) == last;
 }
 
+/* The first node still in the group. */
+static unsigned first_kept(const struct sw *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->cfg.n && w->nodes[i].retired; i++)
+		;
+	return i < w->cfg.n ? i : 0;
+}
+
 bool sw_converged(struct sw *w)
 {
-	uint64_t last = applied_of(w, 0);
+	uint64_t last = applied_of(w, first_kept(w));
 	unsigned i;
 
 	if (!last)
 		return false;
 	for (i = 0; i < w->cfg.n; i++)
-		if (!node_done(w, i, last))
+		if (!w->nodes[i].retired && !node_done(w, i, last))
 			return false;
 	for (i = 0; i < w->cfg.n; i++)
-		if (!node_ready(w, i, NULL))
+		if (!w->nodes[i].retired && !node_ready(w, i, NULL))
 			return false;
 	return true;
 }
@@ -99,6 +109,9 @@ static void check_kernels(struct sw *w)
 		const struct imexd_fsm *f = sw_fsm(w, i);
 		const struct sw_node *nd = &w->nodes[i];
 		const char *why = NULL;
+
+		if (nd->retired)
+			continue;
 		const struct imexd_def *d;
 		size_t pos = 0, n = 0, j;
 
@@ -138,7 +151,10 @@ static void check_history(struct sw *w)
 				     (unsigned long long)r->tag, w->names[r->node]);
 			continue;
 		}
-		if (r->error)
+		/* Membership changes are configuration entries: the voter
+		 * sets the checker follows. */
+		if (r->error || r->type == IMEXD_CMD_NODE_JOIN ||
+		    r->type == IMEXD_CMD_NODE_LEAVE)
 			continue;
 		if (r->index >= w->n_chosen || !w->chosen[r->index].data) {
 			sw_violation(w, "acknowledged %s (index %llu) was never committed",
@@ -172,6 +188,8 @@ static void check_history(struct sw *w)
 	}
 	CHECK(imexd_fsm_snapshot(f, &snap, &len) == 0);
 	for (i = 0; i < w->cfg.n; i++) {
+		if (w->nodes[i].retired)
+			continue;
 		CHECK(imexd_fsm_snapshot(sw_fsm(w, i), &other,
 					 &olen) == 0);
 		if (olen != len || memcmp(snap, other, len))
@@ -201,11 +219,14 @@ static void conf_add(struct sw *w, uint64_t at,
 	memset(f, 0, sizeof(*f));
 	f->at = at;
 	for (k = 0; k < conf->n; k++) {
-		raft_id id = conf->servers[k].id;
+		unsigned j;
 
-		if (conf->servers[k].role == RAFT_VOTER && id >= 1 &&
-		    id <= w->cfg.n)
-			f->voters[(id - 1) / 64] |= 1ull << ((id - 1) % 64);
+		/* Voters by node index (raft ids are hashes of the names). */
+		for (j = 0; j < w->cfg.n; j++)
+			if (imexd_cons_name_id(w->names[j]) == conf->servers[k].id)
+				break;
+		if (conf->servers[k].role == RAFT_VOTER && j < w->cfg.n)
+			f->voters[j / 64] |= 1ull << (j % 64);
 	}
 }
 
@@ -384,19 +405,21 @@ unsigned sw_check_final(struct sw *w)
 		w->nodes[i].arm = SW_CRASH_NONE;
 		if (w->nodes[i].full)
 			sw_disk_full(w, i, false);
-		if (!w->nodes[i].up)
+		if (!w->nodes[i].up && !w->nodes[i].retired)
 			sw_restart(w, i);
 	}
 	/* Past every request's deadline, and to convergence. */
 	sw_run_for(w, 6ull * w->cfg.et_ms);
 	if (!sw_run_pred(w, 400ull * w->cfg.et_ms, sw_converged)) {
-		uint64_t last = applied_of(w, 0);
+		uint64_t last = applied_of(w, first_kept(w));
 
 		for (i = 0; i < w->cfg.n; i++) {
 			const struct imexd_agree *ag = w->nodes[i].up ?
 				imexd_node_agree(w->nodes[i].node) : NULL;
 			const char *why = "";
 
+			if (w->nodes[i].retired)
+				continue;
 			if (!node_done(w, i, last))
 				sw_violation(w, "%s did not converge (up %d, synced %d, reconciled %d, index %llu of %llu)",
 					     w->names[i], w->nodes[i].up,

@@ -544,6 +544,18 @@ void sw_crash(struct sw *w, unsigned i)
 	node_stop(w, i, true);
 }
 
+void sw_retire(struct sw *w, unsigned i)
+{
+	if (w->nodes[i].up)
+		node_stop(w, i, true);
+	w->nodes[i].retired = true;
+}
+
+bool sw_retired(const struct sw *w, unsigned i)
+{
+	return w->nodes[i].retired;
+}
+
 void sw_arm(struct sw *w, unsigned i, enum sw_crash_point p)
 {
 	w->nodes[i].arm = p;
@@ -676,7 +688,7 @@ void sw_restart(struct sw *w, unsigned i)
 	nc.max_channels = w->cfg.max_channels;
 	memset(nc.fabric_uuid, 0xfa, 16);
 	nc.roster = w->roster;
-	nc.n_roster = w->cfg.n;
+	nc.n_roster = w->cfg.n_roster ? w->cfg.n_roster : w->cfg.n;
 	nc.log = nd->log;
 	nc.heartbeat_ms = w->cfg.heartbeat_ms ? w->cfg.heartbeat_ms :
 			  2 * w->cfg.et_ms;
@@ -750,6 +762,8 @@ static uint8_t cmd_type(uint32_t cmd)
 	case IMEX_CMD_CHANNEL_ALLOC:	return IMEXD_CMD_CHANNEL_ALLOC;
 	case IMEX_CMD_CHANNEL_FREE:	return IMEXD_CMD_CHANNEL_FREE;
 	case IMEX_CMD_MEMBER_EVICT:	return IMEXD_CMD_MEMBER_EVICT;
+	case IMEX_CMD_NODE_JOIN:	return IMEXD_CMD_NODE_JOIN;
+	case IMEX_CMD_NODE_LEAVE:	return IMEXD_CMD_NODE_LEAVE;
 	default:			return 0;
 	}
 }
@@ -972,9 +986,10 @@ struct sw *sw_new(const struct sw_config *cfg)
 	}
 	for (i = 0; i < cfg->n; i++)
 		sw_restart(w, i);
-	/* The checker reads raft ids as node index + 1 (sorted names). */
-	for (i = 0; i < cfg->n; i++)
-		CHECK(imexd_cons_id(sw_cons(w, 0), w->names[i]) == i + 1);
+	/* The checker maps raft ids to nodes by their names. */
+	for (i = 0; i < (cfg->n_roster ? cfg->n_roster : cfg->n); i++)
+		CHECK(imexd_cons_id(sw_cons(w, 0), w->names[i]) ==
+		      imexd_cons_name_id(w->names[i]));
 	return w;
 }
 

@@ -77,6 +77,8 @@ struct sw_config {
 	unsigned heartbeat_ms;	/* health; 0: 2 election timeouts */
 	unsigned max_channels;	/* each node's NODE_SET */
 	unsigned snapshot_threshold, snapshot_trailing;
+	unsigned n_roster;	/* NODES_FILE: the first n_roster nodes; 0 all
+				 * (the others wait to be joined) */
 	bool quiet;		/* no per-violation detail */
 	/* Checker self-tests: break the world so that a check must fail. */
 	bool selftest;		/* violations are expected (said so) */
@@ -131,6 +133,10 @@ bool sw_up(const struct sw *w, unsigned i);
 struct imexd_node *sw_node(struct sw *w, unsigned i);
 const struct imexd_fsm *sw_fsm(struct sw *w, unsigned i);
 void sw_crash(struct sw *w, unsigned i);
+/* Node i left the group for good: down, never restarted, out of the
+ * convergence and table checks. */
+void sw_retire(struct sw *w, unsigned i);
+bool sw_retired(const struct sw *w, unsigned i);
 void sw_restart(struct sw *w, unsigned i);
 void sw_arm(struct sw *w, unsigned i, enum sw_crash_point p);
 /* Disk of node i full (true) or not. */

@@ -56,6 +56,7 @@ struct sw_node {
 	 * it): the event loop reads this, not every node's timers a step. */
 	uint64_t deadline;
 	bool up, full;
+	bool retired;		/* left the group: stays down */
 	enum sw_crash_point arm;
 	unsigned restarts;	/* also the instance */
 	struct imexd_def *k;

@@ -488,6 +488,69 @@ static void test_non_roster_and_self_refused(void **state)
 	tp_free(&t);
 }
 
+/* Membership: an added name is dialled and may bind; a removed one is
+ * closed and refused; at most IMEXD_PEERS_MAX names are ever held. */
+static void test_added_and_removed_peers(void **state)
+{
+	struct imexd_peers_config c = config("a");
+	const struct rec *r;
+	struct tp t;
+	unsigned i;
+
+	(void)state;
+	tp_new(&t, &c);
+	imexd_peers_start(t.p, 1000);
+	drain(&t);
+	tp_clear(&t);
+	/* "d" is refused before it is added. */
+	inbound_hello(&t, 1000, 1, "10.0.0.4:999", "d", NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
+	tp_clear(&t);
+	assert_int_equal(imexd_peers_add(t.p, 1000, "d", "10.0.0.4:7000"), 0);
+	drain(&t);
+	r = find(&t, IMEXD_PEERS_CONNECT, 0);
+	assert_non_null(r);
+	assert_string_equal(r->addr, "10.0.0.4:7000");
+	tp_clear(&t);
+	inbound_hello(&t, 1001, 2, "10.0.0.4:1000", "d", NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 2));
+	assert_true(imexd_peers_connected(t.p, "d"));
+	tp_clear(&t);
+	/* Removed: its connection closes, it is down, a new HELLO refused. */
+	imexd_peers_remove(t.p, 1002, "d");
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 2));
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_DOWN, 2));
+	assert_false(imexd_peers_connected(t.p, "d"));
+	tp_clear(&t);
+	imexd_peers_conn_down(t.p, 1002, 2);
+	drain(&t);
+	imexd_peers_timer(t.p, 100000);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_CONNECT, 0));
+	inbound_hello(&t, 100000, 3, "10.0.0.4:1001", "d", NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	tp_clear(&t);
+	/* Bad names and self are refused; the table is bounded. */
+	assert_int_equal(imexd_peers_add(t.p, 1, "a", NULL), -EINVAL);
+	assert_int_equal(imexd_peers_add(t.p, 1, "-x", NULL), -EINVAL);
+	for (i = 0; i < IMEXD_PEERS_MAX + 5; i++) {
+		char name[16];
+		int rv;
+
+		snprintf(name, sizeof(name), "m%u", i);
+		rv = imexd_peers_add(t.p, 1, name, NULL);
+		/* b, c and d hold three of the places. */
+		assert_int_equal(rv, i + 3 < IMEXD_PEERS_MAX ? 0 : -ENOSPC);
+		tp_clear(&t);
+		drain(&t);
+		tp_clear(&t);
+	}
+	assert_int_equal(imexd_peers_count(t.p), IMEXD_PEERS_MAX);
+	tp_free(&t);
+}
+
 /* Many refused names: the log limiter's table stays bounded. */
 static void test_refusal_log_table_is_bounded(void **state)
 {
@@ -1298,6 +1361,7 @@ int main(void)
 		cmocka_unit_test(test_hello_direction_and_node_map),
 		cmocka_unit_test(test_shared_address_dials),
 		cmocka_unit_test(test_non_roster_and_self_refused),
+		cmocka_unit_test(test_added_and_removed_peers),
 		cmocka_unit_test(test_refusal_log_table_is_bounded),
 		cmocka_unit_test(test_refusal_log_per_host_bounded),
 		cmocka_unit_test(test_tls_claim_must_be_in_the_certificate),

@@ -112,6 +112,7 @@ static void test_help_on_every_level_exits_0(void **state)
 	static const char *const verbs[][2] = {
 		{ "module", "load" }, { "module", "unload" }, { "module", "status" },
 		{ "node", "show" }, { "node", "set-fabric" }, { "node", "set-name" },
+		{ "node", "join" }, { "node", "leave" },
 		{ "domain", "create" }, { "domain", "delete" }, { "domain", "list" },
 		{ "domain", "show" }, { "domain", "wait" }, { "domain", "evict" },
 		{ "channel", "list" }, { "channel", "set" }, { "channel", "alloc" },
@@ -186,6 +187,13 @@ static void test_bad_names_are_usage_errors(void **state)
 	USAGE("channel", "set", "/3", "--mode", "600");
 	USAGE("channel", "alloc", "--domain", "-x");
 	USAGE("node", "set-name", "-x");
+	USAGE("node", "join", "bad!node");
+	USAGE("node", "join", "n2=");
+	USAGE("node", "join", "n2=a b");
+	USAGE("node", "join", "n2=host:99999");
+	USAGE("node", "join", "-n2=host");
+	USAGE("node", "leave", "n2=host");
+	USAGE("node", "leave", "");
 	USAGE("module", "load", "--node-name", "a b");
 	/* member lists */
 	USAGE("domain", "create", "j", "--nodes", "a=192.0.2.1,a=192.0.2.2");
@@ -255,6 +263,10 @@ static void test_missing_arguments_are_usage_errors(void **state)
 	USAGE("domain", "wait", "j", "--state");
 	USAGE("domain", "wait", "j", "--state", "up");
 	USAGE("domain", "evict", "j");
+	USAGE("node", "join");
+	USAGE("node", "join", "n2", "n3");
+	USAGE("node", "leave");
+	USAGE("node", "leave", "n2", "--timeout");
 	USAGE("node", "set-fabric");
 	USAGE("node", "set-fabric", uuid_ok);
 	USAGE("node", "set-fabric", uuid_ok, "1", "2");
@@ -343,6 +355,34 @@ static void test_defaults_are_filled_in(void **state)
 	assert_int_equal(channel_alloc_parse(3, alloc, &al), 0);
 	assert_int_equal(al.count, 1);
 	free(al.ids.v);
+}
+
+static void test_node_join_and_leave_parse(void **state)
+{
+	char a1[] = "n2=192.0.2.2:7777", a2[] = "n3", a3[] = "n4=[fd00::4]:7000";
+	char *join1[] = { "join", a1, "--timeout", "9", NULL };
+	char *join2[] = { "join", a2, NULL };
+	char *join3[] = { "join", a3, NULL };
+	char *leave[] = { "leave", "n2", NULL };
+	struct node_member_args j = { 0 };
+
+	(void)state;
+	assert_int_equal(node_join_parse(4, join1, &j), 0);
+	assert_string_equal(j.name, "n2");
+	assert_string_equal(j.addr, "192.0.2.2:7777");
+	assert_int_equal(j.timeout_ms, 9000);
+	j = (struct node_member_args){ 0 };
+	assert_int_equal(node_join_parse(2, join2, &j), 0);
+	assert_string_equal(j.name, "n3");
+	assert_null(j.addr);
+	assert_int_equal(j.timeout_ms, CLI_REQUEST_TIMEOUT_S * 1000);
+	j = (struct node_member_args){ 0 };
+	assert_int_equal(node_join_parse(2, join3, &j), 0);
+	assert_string_equal(j.addr, "[fd00::4]:7000");
+	j = (struct node_member_args){ 0 };
+	assert_int_equal(node_leave_parse(2, leave, &j), 0);
+	assert_string_equal(j.name, "n2");
+	assert_null(j.addr);
 }
 
 static void test_module_load_parses_fabric_and_limits(void **state)
@@ -480,6 +520,9 @@ static void test_valid_commands_fail_cleanly_without_the_module(void **state)
 	assert_int_equal(run("domain", "create", "j", "--nodes", "a", NULL), EXIT_FAIL);
 	assert_non_null(strstr(err_text, "not loaded"));
 	assert_int_equal(run("domain", "wait", "j", "--timeout", "0", NULL), EXIT_FAIL);
+	assert_int_equal(run("node", "join", "n2=192.0.2.2", NULL), EXIT_FAIL);
+	assert_non_null(strstr(err_text, "not loaded"));
+	assert_int_equal(run("--json", "node", "leave", "n2", NULL), EXIT_FAIL);
 	assert_int_equal(run("cdi", "generate", "--domain", "j", "--stdout", NULL), EXIT_FAIL);
 	assert_int_equal(run("module", "status", NULL), EXIT_OK);
 	assert_non_null(strstr(out_text, "not loaded"));
@@ -543,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_conflicting_options_are_usage_errors),
 		cmocka_unit_test(test_domain_create_parses_members_channels_owner_mode),
 		cmocka_unit_test(test_defaults_are_filled_in),
+		cmocka_unit_test(test_node_join_and_leave_parse),
 		cmocka_unit_test(test_module_load_parses_fabric_and_limits),
 		cmocka_unit_test(test_channel_refs_and_wait_state_parse),
 		cmocka_unit_test(test_cdi_options_parse),

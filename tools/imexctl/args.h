@@ -68,6 +68,13 @@ struct node_set_name_args {
 	bool json;
 };
 
+struct node_member_args {
+	char *name;		/* NAME of NAME[=ADDR], in argv */
+	const char *addr;	/* NULL: the name */
+	int timeout_ms;
+	bool json;
+};
+
 struct domain_create_args {
 	struct imexctl_domain_spec spec;
 	struct cli_nodes nodes;
@@ -163,6 +170,8 @@ int module_simple_parse(const char *cmd, int argc, char **argv,
 int node_show_parse(int argc, char **argv, struct module_simple_args *a);
 int node_set_fabric_parse(int argc, char **argv, struct node_set_fabric_args *a);
 int node_set_name_parse(int argc, char **argv, struct node_set_name_args *a);
+int node_join_parse(int argc, char **argv, struct node_member_args *a);
+int node_leave_parse(int argc, char **argv, struct node_member_args *a);
 int domain_create_parse(int argc, char **argv, struct domain_create_args *a);
 void domain_create_args_free(struct domain_create_args *a);
 int domain_delete_parse(int argc, char **argv, struct domain_name_args *a);

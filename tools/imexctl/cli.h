@@ -58,6 +58,8 @@ int parse_fabric(const char *s, uint8_t uuid[IMEXCTL_UUID_LEN],
 int parse_owner(const char *s, uint32_t *uid, uint32_t *gid, const char **why);
 int parse_mode(const char *s, uint32_t *mode, const char **why);
 int parse_name(const char *s, const char **why);
+/* host[:port], [IPv6][:port] or a bare IPv6 address */
+int parse_addr(const char *s, const char **why);
 int parse_channel_ref(const char *s, char *domain, size_t size, uint32_t *id,
 		      const char **why);
 int parse_timeout(const char *s, uint32_t min_s, int *ms, const char **why);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* imexctl node show|set-fabric|set-name */
+/* imexctl node show|set-fabric|set-name|join|leave */
 #include <stdio.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
 #include "args.h"
+
+enum { OPT_TIMEOUT = OPT_FIRST };
 
 static const char fabric_synopsis[] = "UUID PARTITION";
 static const char fabric_help[] =
@@ -15,6 +18,69 @@ static const char name_synopsis[] = "NAME";
 static const char name_help[] =
 	"Set the name this node has in domain member lists. Refused while any\n"
 	"domain exists on the node.\n";
+
+static const char join_synopsis[] = "NAME[=ADDR[:PORT]] [--timeout SEC]";
+static const char join_help[] =
+	"Add node NAME to this NVLink domain's group, so domains may name it. Run\n"
+	"it on a node of the group; imexd must run on NAME, with the same cluster\n"
+	"UUID and partition (a node of another NVLink domain is refused). ADDR is\n"
+	"where the daemons reach it (default: the name, imexd's port).\n\n"
+	"  --timeout SEC  give up after SEC seconds (default 125)\n";
+static const char leave_synopsis[] = "NAME [--timeout SEC]";
+static const char leave_help[] =
+	"Remove node NAME from this NVLink domain's group. Refused while a domain\n"
+	"names it: delete the domain, or evict the node from it, first.\n\n"
+	"  --timeout SEC  give up after SEC seconds (default 125)\n";
+
+/* join: NAME[=ADDR]; leave: NAME. */
+static int node_member_parse(const char *cmd, const char *synopsis, const char *help,
+			     bool join, int argc, char **argv, struct node_member_args *a)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, opts, argc, argv, &a->json);
+	const char *why = NULL;
+	char **pos, *eq;
+	int c, n;
+
+	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
+	while ((c = cli_next_opt(&o)) > 0) {
+		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
+			return cli_bad_value(&o, "--timeout", optarg, why);
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	n = cli_positional(&o, &pos);
+	if (n < 1)
+		return cli_usage_error(o.cmd, o.synopsis, "missing node NAME");
+	if (n > 1)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
+	a->name = pos[0];
+	eq = join ? strchr(a->name, '=') : NULL;
+	if (eq) {
+		*eq = '\0';
+		a->addr = eq + 1;
+		if (parse_addr(a->addr, &why) < 0)
+			return cli_bad_value(&o, "ADDR", a->addr, why);
+	}
+	if (parse_name(a->name, &why) < 0)
+		return cli_bad_value(&o, "node name", a->name, why);
+	return 0;
+}
+
+int node_join_parse(int argc, char **argv, struct node_member_args *a)
+{
+	return node_member_parse("node join", join_synopsis, join_help, true, argc, argv, a);
+}
+
+int node_leave_parse(int argc, char **argv, struct node_member_args *a)
+{
+	return node_member_parse("node leave", leave_synopsis, leave_help, false, argc, argv,
+				 a);
+}
 
 int node_show_parse(int argc, char **argv, struct module_simple_args *a)
 {
@@ -167,10 +233,60 @@ static int node_set_name(struct cli *cli, int argc, char **argv)
 	return a.json ? show_node(cli, true) : EXIT_OK;
 }
 
+static void member_json(const struct node_member_args *a, bool member)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "node", json_object_new_string(a->name));
+	if (member)
+		json_object_object_add(o, "addr", a->addr ? json_object_new_string(a->addr) : NULL);
+	json_object_object_add(o, "member", json_object_new_boolean(member));
+	json_print(o);
+	json_object_put(o);
+}
+
+static int node_join(struct cli *cli, int argc, char **argv)
+{
+	struct node_member_args a = { .json = cli->json };
+	int r = node_join_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_node_join(cli->ctx, a.name, a.addr, a.timeout_ms) < 0)
+		return cli_lib_fail(cli);
+	if (a.json)
+		member_json(&a, true);
+	else
+		printf("node %s joined this NVLink domain's group\n", a.name);
+	return EXIT_OK;
+}
+
+static int node_leave(struct cli *cli, int argc, char **argv)
+{
+	struct node_member_args a = { .json = cli->json };
+	int r = node_leave_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_node_leave(cli->ctx, a.name, a.timeout_ms) < 0)
+		return cli_lib_fail(cli);
+	if (a.json)
+		member_json(&a, false);
+	else
+		printf("node %s left this NVLink domain's group\n", a.name);
+	return EXIT_OK;
+}
+
 static const struct cli_cmd verbs[] = {
 	{ "show", node_show, "", "this node's identity, fabric and daemon" },
 	{ "set-fabric", node_set_fabric, fabric_synopsis, "set the NVLink cluster UUID and partition" },
 	{ "set-name", node_set_name, name_synopsis, "set this node's name in member lists" },
+	{ "join", node_join, join_synopsis, "add a node to this NVLink domain's group" },
+	{ "leave", node_leave, leave_synopsis, "remove a node from the group" },
 };
 
 int cmd_node(struct cli *cli, int argc, char **argv)

@@ -269,6 +269,11 @@ static int add_node(struct cli_nodes *nodes, char *item, const char **why)
 	return 0;
 }
 
+int parse_addr(const char *s, const char **why)
+{
+	return check_addr(s, why);
+}
+
 /* NAME[=ADDR][,NAME[=ADDR]...]: no ADDR leaves the address to NODES_FILE. */
 int parse_nodes(const char *s, struct cli_nodes *nodes, const char **why)
 {

@@ -62,6 +62,14 @@
  *      -> IMEX_A_REQ_ID
  * IMEX_CMD_MEMBER_EVICT (admin): a request.  IMEX_A_DOMAIN_NAME,
  *      IMEX_A_MEMBER_NAME -> IMEX_A_REQ_ID
+ * IMEX_CMD_NODE_JOIN (admin): a request, naming no domain: add a node to
+ *      this NVLink domain's group.  IMEX_A_MEMBER_NAME (the node), optional
+ *      IMEX_A_NODE_ADDR ("host[:port]", < IMEX_ADDR_MAX; absent: the name)
+ *      -> IMEX_A_REQ_ID
+ * IMEX_CMD_NODE_LEAVE (admin): a request, naming no domain: remove a node
+ *      from the group (refused while a domain names it).
+ *      IMEX_A_MEMBER_NAME -> IMEX_A_REQ_ID
+ *   Their REQ_DONE events carry no IMEX_A_DOMAIN_NAME.
  *
  * IMEX_CMD_DOMAIN_GET: IMEX_A_DOMAIN_NAME or IMEX_A_DOMAIN_UUID selects one
  *      domain (doit); with NLM_F_DUMP every domain, in summary form.
@@ -150,7 +158,8 @@
  *
  * Commands 21-24 and attributes 30-32 were the two-phase changes
  * (CHANGE_PREPARE/COMMIT/ABORT/GET), replaced by IMEX_CMD_DOMAIN_SET and
- * IMEX_CMD_DOMAIN_REMOVE; their numbers stay unused.
+ * IMEX_CMD_DOMAIN_REMOVE; their numbers stay unused (IMEX_CMD_NODE_JOIN
+ * and IMEX_CMD_NODE_LEAVE came after them, at the end).
  *
  * IMEX_CMD_DOMAIN_SET_STATUS (manager): IMEX_A_DOMAIN_NAME,
  *      IMEX_A_DOMAIN_STATE (READY or DEGRADED), optional IMEX_A_MEMBERS with
@@ -238,7 +247,7 @@
 
 /* Bounds, enforced by the module and documented in Documentation/. */
 #define IMEX_NAME_MAX		64	/* names, including the NUL */
-#define IMEX_ADDR_MAX		256	/* member addresses, including the NUL */
+#define IMEX_ADDR_MAX		256	/* member, node addresses, with the NUL */
 #define IMEX_UUID_LEN		16
 #define IMEX_MEMBERS_MAX	160	/* 144 nodes (NVL576) and room */
 #define IMEX_DOMAINS_MAX	256	/* per node */
@@ -290,7 +299,8 @@ enum imex_cmd {
 	IMEX_CMD_REQ_NOTIFY,		/* notification, manager group */
 	IMEX_CMD_REQ_ACCEPT,
 	IMEX_CMD_REQ_DONE,
-	/* 21-24: the two-phase changes, removed; never reused. */
+	/* 21-24: the two-phase changes, removed; never reused: new
+	 * commands go at the end. */
 	IMEX_CMD_IMPORT_NOTIFY = 25,	/* notification, manager group */
 	IMEX_CMD_IMPORT_ACCEPT,
 	IMEX_CMD_IMPORT_DONE,
@@ -300,6 +310,8 @@ enum imex_cmd {
 	IMEX_CMD_IMPORT_REVOKE,
 	IMEX_CMD_DOMAIN_SET,
 	IMEX_CMD_DOMAIN_REMOVE,
+	IMEX_CMD_NODE_JOIN,
+	IMEX_CMD_NODE_LEAVE,
 
 	__IMEX_CMD_MAX
 };
@@ -322,7 +334,7 @@ enum imex_attr {
 	IMEX_A_MEMBER_COUNT,		/* u32 */
 	IMEX_A_MEMBER_SELF,		/* u32 */
 	IMEX_A_MEMBERS,			/* nested array of enum imex_member_attr */
-	IMEX_A_MEMBER_NAME,		/* string (IMEX_CMD_MEMBER_EVICT) */
+	IMEX_A_MEMBER_NAME,		/* string (MEMBER_EVICT, NODE_JOIN/LEAVE) */
 	IMEX_A_CHANNEL_COUNT,		/* u32 */
 	IMEX_A_CHANNELS,		/* nested array of enum imex_channel_attr */
 	IMEX_A_CHANNEL_ID,		/* u32 */
@@ -348,6 +360,7 @@ enum imex_attr {
 	IMEX_A_EXPORT_COUNT,		/* u32 */
 	IMEX_A_CHANNEL_MINOR,		/* u32, the grant's device minor */
 	IMEX_A_DOMAIN_GENERATION,	/* u64, the manager's (domain-set) */
+	IMEX_A_NODE_ADDR,		/* string, "host[:port]" (NODE_JOIN) */
 
 	__IMEX_A_MAX
 };

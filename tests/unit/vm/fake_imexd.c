@@ -7,7 +7,9 @@
  * DOMAIN_SET_STATUS, then REQ_DONE.  Test hooks by domain
  * name: "fail*" is refused (EBUSY), "slow*" is never answered; members named
  * "down*" are reported never connected (the domain is then DEGRADED).
- * MEMBER_EVICT is refused with EOPNOTSUPP.  Not a daemon: for tests only.
+ * MEMBER_EVICT is refused with EOPNOTSUPP.  NODE_JOIN and NODE_LEAVE
+ * succeed (there is no group), except a join of a node named "far*", refused
+ * with EXDEV as a node of another NVLink domain.  Not a daemon: for tests only.
  */
 #include <errno.h>
 #include <poll.h>
@@ -394,6 +396,21 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 
 	nla_parse_nested(tb, IMEX_A_MAX, attrs, NULL);
 	name = tb[IMEX_A_DOMAIN_NAME] ? nla_get_string(tb[IMEX_A_DOMAIN_NAME]) : "";
+	if (cmd == IMEX_CMD_NODE_JOIN || cmd == IMEX_CMD_NODE_LEAVE) {
+		name = tb[IMEX_A_MEMBER_NAME] ? nla_get_string(tb[IMEX_A_MEMBER_NAME]) : "";
+		fprintf(stderr, "fake_imexd: request %llu: cmd %u node %s addr %s\n",
+			(unsigned long long)id, cmd, name, tb[IMEX_A_NODE_ADDR] ?
+			nla_get_string(tb[IMEX_A_NODE_ADDR]) : "(none)");
+		if (cmd == IMEX_CMD_NODE_JOIN && !strncmp(name, "far", 3)) {
+			snprintf(text, sizeof(text),
+				 "node %s is in another NVLink domain: its fabric identity differs",
+				 name);
+			done(id, EXDEV, text);
+			return;
+		}
+		done(id, 0, NULL);
+		return;
+	}
 	fprintf(stderr, "fake_imexd: request %llu: cmd %u domain %s\n",
 		(unsigned long long)id, cmd, name);
 	if (!strncmp(name, "slow", 4))
