@@ -832,7 +832,7 @@ static unsigned wrong_nodes_file(unsigned seed)
 	struct sw *w;
 	int l;
 
-	cfg.other_mask = 1u << 3 | 1u << 4;
+	cfg.other_mask = (1u << 3) | (1u << 4);
 	cfg.other_first = 1;
 	cfg.other_n = 4;
 	cfg.watch = WRONG_LINE;

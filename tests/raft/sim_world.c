@@ -696,7 +696,7 @@ void sw_restart(struct sw *w, unsigned i)
 	memset(nc.fabric_uuid, 0xfa, 16);
 	nc.roster = w->roster;
 	nc.n_roster = w->cfg.n_roster ? w->cfg.n_roster : w->cfg.n;
-	if (i < 32 && (w->cfg.other_mask >> i & 1)) {
+	if (i < 32 && ((w->cfg.other_mask >> i) & 1)) {
 		nc.roster = w->roster + w->cfg.other_first;
 		nc.n_roster = w->cfg.other_n;
 	}
