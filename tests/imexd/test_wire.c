@@ -498,6 +498,8 @@ static void hello_body(struct fb *f, uint16_t lo, uint16_t hi,
 /* A protocol 3 HELLO with @n bytes of group (8: the whole field). */
 static void hello_group(struct fb *f, size_t n)
 {
+	static const uint8_t group[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
 	fb_hdr(f, IMEXD_MSG_HELLO);
 	fb_be(f, 2, 2);
 	fb_be(f, 3, 2);
@@ -505,8 +507,7 @@ static void hello_group(struct fb *f, size_t n)
 	fb_be(f, 1, 4);
 	fb_zero(f, 16);
 	fb_be(f, 0, 4);
-	fb_be(f, 0x0102030405060708ULL >> (8 * (8 - (n < 8 ? n : 8))),
-	      (int)(n < 8 ? n : 8));
+	fb_mem(f, group, n < 8 ? n : 8);
 	if (n > 8)
 		fb_zero(f, n - 8);
 	fb_done(f);
