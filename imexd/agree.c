@@ -249,6 +249,19 @@ static int on_action(struct imexd_agree *a, uint64_t now,
 	return 0;
 }
 
+/* The group id consensus learnt (bootstrap, entry 1, adopted), stored
+ * before the writes that follow it; 1 after a stop, as on_action(). */
+static int group_store(struct imexd_agree *a, uint64_t now)
+{
+	uint64_t g = imexd_cons_group(a->cons);
+	int rv;
+
+	if (!g || g == imexd_raftlog_group(a->cfg.log))
+		return 0;
+	rv = imexd_raftlog_set_group(a->cfg.log, g);
+	return rv ? ag_stop(a, now, rv, "storing the group id") : 0;
+}
+
 /* Drain consensus and report durable writes in order, until quiet.  A
  * failure stops the server (the error is returned). */
 int ag_pump(struct imexd_agree *a, uint64_t now)
@@ -257,6 +270,9 @@ int ag_pump(struct imexd_agree *a, uint64_t now)
 	int rv;
 
 	while (a->cons) {
+		rv = group_store(a, now);
+		if (rv)
+			return rv > 0 ? 0 : rv;
 		while (imexd_cons_next(a->cons, &ca)) {
 			rv = on_action(a, now, &ca);
 			if (rv > 0)
@@ -402,6 +418,7 @@ static int server_start(struct imexd_agree *a, uint64_t now)
 	st.start_index = n ? first : (meta ? meta->index + 1 : 1);
 	st.entries = ents;
 	st.n_entries = n;
+	st.group = imexd_raftlog_group(log);
 	rv = imexd_cons_new(&cc, &cons);
 	if (!rv)
 		rv = roster_matches(a, cons, &st);
@@ -819,6 +836,23 @@ void imexd_agree_free(struct imexd_agree *a)
 const struct imexd_fsm *imexd_agree_fsm(const struct imexd_agree *a)
 {
 	return a->fsm;
+}
+
+uint64_t imexd_agree_group(const struct imexd_agree *a)
+{
+	return a->cons ? imexd_cons_group(a->cons) :
+			 imexd_raftlog_group(a->cfg.log);
+}
+
+int imexd_agree_adopt_group(struct imexd_agree *a, uint64_t now,
+			    uint64_t group)
+{
+	if (!group || !a->cons || imexd_cons_group(a->cons))
+		return 0;
+	ag_log(a, 6, "this node takes the group id %016llx of the group that joins it",
+	       (unsigned long long)group);
+	imexd_cons_set_group(a->cons, group);
+	return ag_pump(a, now);
 }
 
 const struct imexd_cons *imexd_agree_cons(const struct imexd_agree *a)

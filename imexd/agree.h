@@ -183,6 +183,16 @@ int imexd_agree_kernel_done(struct imexd_agree *a, uint64_t now, int error,
 
 bool imexd_agree_next(struct imexd_agree *a, struct imexd_agree_action *act);
 
+/*
+ * The Raft group id (consensus.h), 0 while none: the transport sends it
+ * in HELLO and refuses peers of another.  A node with none takes @group,
+ * the id of the peer that sends it Raft traffic (the leader that joined
+ * it), and stores it; with one already, nothing changes.
+ */
+uint64_t imexd_agree_group(const struct imexd_agree *a);
+int imexd_agree_adopt_group(struct imexd_agree *a, uint64_t now,
+			    uint64_t group);
+
 /* Views for status and checkers. */
 const struct imexd_fsm *imexd_agree_fsm(const struct imexd_agree *a);
 /* NULL while storage failed (the server is down until restarted). */

@@ -58,6 +58,7 @@ struct imexd_cons {
 	struct raft raft;
 	bool started;
 	bool self_in_roster;
+	uint64_t group; /* group id, 0: none yet */
 	char **names; /* the roster (n), sorted: the bootstrap entry's order */
 	raft_id self;
 	struct cons_peer *peers; /* sorted by id; bounded by ROSTER_MAX */
@@ -145,6 +146,40 @@ raft_id imexd_cons_name_id(const char *name)
 		h = (h ^ (uint8_t)*name) * 0x100000001b3ULL;
 	h &= 0x7fffffffffffffffULL;
 	return h ? h : 1;
+}
+
+uint64_t imexd_cons_group_id(const void *entry, size_t len)
+{
+	const uint8_t *p = entry;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+uint64_t imexd_cons_group(const struct imexd_cons *c)
+{
+	return c->group;
+}
+
+int imexd_cons_set_group(struct imexd_cons *c, uint64_t group)
+{
+	if (!group)
+		return -EINVAL;
+	if (c->group && c->group != group)
+		return -EEXIST;
+	c->group = group;
+	return 0;
+}
+
+/* Entry 1 is the group's bootstrap entry: its id when none is known. */
+static void group_from(struct imexd_cons *c, raft_index index,
+		       const struct raft_entry *e)
+{
+	if (!c->group && index == 1 && e->type == RAFT_CHANGE && e->term == 1)
+		c->group = imexd_cons_group_id(e->buf.base, e->buf.len);
 }
 
 static struct cons_peer *peer_find(const struct imexd_cons *c, raft_id id)
@@ -554,6 +589,8 @@ static int on_entries(struct imexd_cons *c, const struct raft_update *u)
 	int rv = 0;
 
 	log_truncate(c, u->entries.index);
+	if (u->entries.n)
+		group_from(c, u->entries.index, &u->entries.batch[0]);
 	for (i = 0; i < u->entries.n && !rv; i++)
 		rv = log_append(c, &u->entries.batch[i]);
 	/* The batch is ours now, copied or not. */
@@ -1341,6 +1378,9 @@ int imexd_cons_start(struct imexd_cons *c, uint64_t now,
 			goto nomem;
 		pmeta = &meta; /* raft takes meta.configuration */
 	}
+	c->group = st->group;
+	if (n)
+		group_from(c, start, &src[0]);
 	c->log_start = start;
 	for (i = 0; i < n; i++) {
 		rv = log_append(c, &src[i]);

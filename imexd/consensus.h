@@ -27,6 +27,18 @@
  * waits until a leader adds it (imexd_cons_change), so a new node can
  * never form a second group with the same names.
  *
+ * Group id: every group has one, a hash of its bootstrap entry
+ * (imexd_cons_group_id), the same on every node that wrote or received
+ * that entry, and different for a node whose NODES_FILE named other
+ * nodes at first start: Raft alone cannot tell two entries at (term 1,
+ * index 1) apart, so the transport compares group ids (HELLO) and refuses
+ * a peer of another group.  It is fixed at bootstrap, derived from entry 1
+ * of a stored log, or given by storage (a snapshot compacts entry 1 away);
+ * a node with none (waiting to be joined, or a log of an older imexd)
+ * takes its group's from entry 1 when it receives it, or from the caller
+ * (imexd_cons_set_group: the id of the leader that joined it).  The caller
+ * persists it (imexd_raftlog_set_group) when imexd_cons_group() changes.
+ *
  * Membership changes (imexd_cons_change): one server added (as standby)
  * or removed per configuration entry, on a leader, one at a time; voter
  * upkeep then keeps imexd_cons_voters(members) voters.
@@ -91,6 +103,7 @@ struct imexd_cons_start {
 	raft_index start_index; /* index of entries[0]; 1 without snapshot */
 	const struct raft_entry *entries;
 	unsigned n_entries;
+	uint64_t group; /* the stored group id, 0: none */
 };
 
 enum imexd_cons_action_type {
@@ -192,6 +205,15 @@ uint64_t imexd_cons_heard(const struct imexd_cons *c, raft_id id);
  * of the entry (or snapshot) it came from (0: none). */
 const struct raft_configuration *imexd_cons_members(const struct imexd_cons *c);
 raft_index imexd_cons_members_index(const struct imexd_cons *c);
+
+/* The group id of a bootstrap entry (its encoded configuration): 64-bit
+ * FNV-1a of the bytes, never 0. */
+uint64_t imexd_cons_group_id(const void *entry, size_t len);
+/* This server's group id, 0 while it has none. */
+uint64_t imexd_cons_group(const struct imexd_cons *c);
+/* Take group id @group (not 0) when this server has none: 0, or -EEXIST
+ * (it has another), -EINVAL. */
+int imexd_cons_set_group(struct imexd_cons *c, uint64_t group);
 
 /* Allocate a server.  -EINVAL: bad roster (duplicate, empty, a name with
  * '=', two names of one id, too many), -ENOMEM.  self need not be in the

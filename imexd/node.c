@@ -436,6 +436,9 @@ void node_pump(struct imexd_node *n)
 	do {
 		more = false;
 		node_ag(n, 0, NULL);
+		/* Sent in HELLO; peers of another group are refused. */
+		imexd_peers_set_group(n->peers, n->now,
+				      imexd_agree_group(n->agree));
 		while (imexd_peers_next(n->peers, &pa)) {
 			on_peers(n, &pa);
 			more = true;

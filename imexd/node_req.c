@@ -562,6 +562,11 @@ void node_route(struct imexd_node *n, const char *from,
 		break;
 	}
 	case IMEXD_MSG_RAFT:
+		/* No group yet: the one of the leader that joins it. */
+		if (!imexd_agree_group(n->agree))
+			node_ag(n, imexd_agree_adopt_group(n->agree, n->now,
+					imexd_peers_group(n->peers, from)),
+				"a group id");
 		node_ag(n, imexd_agree_receive(n->agree, n->now, from,
 					       m->u.raft.data, m->u.raft.len),
 			"raft traffic");

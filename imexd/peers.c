@@ -48,6 +48,7 @@ struct peer {
 	uint64_t connect_at;		/* next dial, when neither */
 	uint32_t backoff;		/* the delay after the next failure */
 	bool gone;			/* removed from the group: not a peer */
+	uint64_t group;			/* the bound instance's group id */
 };
 
 struct conn {
@@ -96,6 +97,7 @@ struct imexd_peers {
 	uint32_t max_channels;
 	uint8_t fabric_uuid[16];
 	uint32_t partition;
+	uint64_t group;			/* this node's Raft group id, 0: none */
 	bool started, shutting_down;
 
 	struct peer *peers;
@@ -627,6 +629,7 @@ static int send_hello(struct imexd_peers *p, uint64_t conn, uint8_t type)
 	m.u.hello.max_channels = p->max_channels;
 	memcpy(m.u.hello.fabric_uuid, p->fabric_uuid, 16);
 	m.u.hello.partition = p->partition;
+	m.u.hello.group = p->group;
 	return send_msg(p, conn, &m);
 }
 
@@ -808,6 +811,20 @@ static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
 	a->a.msg = hello;
 }
 
+/*
+ * Node @name's HELLO names another Raft group: its log began with another
+ * bootstrap entry (a NODES_FILE that named other nodes at its first
+ * start), which Raft cannot tell from ours at (term 1, index 1).
+ */
+static void group_refused(struct imexd_peers *p, uint64_t now,
+			  const struct conn *c, const char *name, uint64_t group)
+{
+	plog_limited(p, now, "group", c->addr, name, LOG_ERR,
+		     "node '%s' (%s) is in another group (group id %016llx, this node's %016llx): one of the two first started with a NODES_FILE naming other nodes; refused: make NODES_FILE the same on every node, then move STATE_DIRECTORY/raft away on the nodes of the wrong group and restart them (they are joined again)",
+		     name, c->addr, (unsigned long long)group,
+		     (unsigned long long)p->group);
+}
+
 /* A HELLO (inbound) or HELLO_ACK (outbound) on unbound @c. */
 static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		       const struct imexd_msg *m)
@@ -869,6 +886,18 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		return;
 	}
 
+	if (p->group && m->u.hello.group && m->u.hello.group != p->group) {
+		group_refused(p, now, c, name, m->u.hello.group);
+		/* Ours, so that it can say the same. */
+		if (!c->outbound)
+			send_hello(p, id, IMEXD_MSG_HELLO_ACK);
+		outbound = c->outbound;
+		conn_end(p, c, now, true);
+		if (outbound && !pe->conn && !pe->connecting)
+			pe->connect_at = now + p->backoff_max;
+		return;
+	}
+
 	/* A new instance: whatever was bound belongs to the old one. */
 	if (pe->known && (pe->epoch != m->sender_epoch ||
 			  memcmp(pe->uuid, m->sender_uuid, 16))) {
@@ -911,6 +940,7 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 	pe->known = true;
 	memcpy(pe->uuid, m->sender_uuid, 16);
 	pe->epoch = m->sender_epoch;
+	pe->group = m->u.hello.group;
 	pe->backoff = p->backoff_min;
 	if (c->dialled == q)
 		pe->connecting = false;
@@ -1069,6 +1099,36 @@ uint64_t imexd_peers_conn(const struct imexd_peers *p, const char *name)
 	int q = name ? peer_find(p, name) : -1;
 
 	return q < 0 ? 0 : p->peers[q].conn;
+}
+
+/* ---- group ------------------------------------------------------------------ */
+
+void imexd_peers_set_group(struct imexd_peers *p, uint64_t now, uint64_t group)
+{
+	size_t i = 0;
+
+	/* No acts_gc(): the caller may be handling one of our actions. */
+	if (group == p->group)
+		return;
+	p->group = group;
+	while (group && i < p->nconns) {
+		struct conn *c = &p->conns[i];
+		const struct peer *pe = c->peer >= 0 ? &p->peers[c->peer] : NULL;
+
+		if (pe && pe->group && pe->group != group) {
+			group_refused(p, now, c, pe->name, pe->group);
+			conn_end(p, c, now, true);
+			continue;
+		}
+		i++;
+	}
+}
+
+uint64_t imexd_peers_group(const struct imexd_peers *p, const char *name)
+{
+	int q = name ? peer_find(p, name) : -1;
+
+	return q < 0 || !p->peers[q].conn ? 0 : p->peers[q].group;
 }
 
 /* ---- membership ------------------------------------------------------------- */

@@ -41,6 +41,15 @@
  * Versions: HELLO carries the protocol range; a peer whose range does not
  * overlap ours is reported (PEER_VERSION) and closed; no messages pass.
  *
+ * Groups: HELLO carries the sender's Raft group id (consensus.h), 0 when it
+ * has none yet.  A peer whose id is set and differs from ours is of
+ * another group: its connection is closed before it binds (inbound: after
+ * our HELLO_ACK, so it can say the same), nothing it sent is handed on,
+ * and one line a minute per (host, name) at error level says what to do;
+ * it is redialled only after the longest backoff.  A peer with no group
+ * (waiting to be joined, or an older log) binds.  When our id is set
+ * later (imexd_peers_set_group), bound peers of another id are closed.
+ *
  * Out-of-memory policy: a failed allocation drops the event that needed it
  * (the connection is closed if it was mid-HELLO) and logs it; nothing half
  * done stays.
@@ -160,6 +169,14 @@ bool imexd_peers_connected(const struct imexd_peers *p, const char *name);
 uint64_t imexd_peers_conn(const struct imexd_peers *p, const char *name);
 
 bool imexd_peers_next(struct imexd_peers *p, struct imexd_peers_action *a);
+
+/* This node's Raft group id (0: none yet), sent in every HELLO from now
+ * on; bound peers whose HELLO named another one are closed. */
+void imexd_peers_set_group(struct imexd_peers *p, uint64_t now,
+			   uint64_t group);
+/* The group id the bound peer @name said in its HELLO (0: none, or not
+ * bound). */
+uint64_t imexd_peers_group(const struct imexd_peers *p, const char *name);
 
 /*
  * Membership (the raft configuration adds and removes nodes): a node

@@ -2,8 +2,9 @@
 /*
  * Durable raft state (raftlog.h).  Formats, all integers little-endian:
  *
- * raft-meta (32 bytes):
- *   "IMXRMETA" u32 version(1) u32 crc(bytes 16..32) u64 term u64 vote
+ * raft-meta (40 bytes; version 1, 32 bytes without the group, still loads):
+ *   "IMXRMETA" u32 version(2) u32 crc(bytes 16..end) u64 term u64 vote
+ *   u64 group (the group id, 0: none yet)
  * raft-snapshot (56-byte header, then the configuration, then the data):
  *   "IMXRSNAP" u32 version(1) u32 crc(bytes 16..end) u64 index u64 term
  *   u64 configuration_index u64 data_len u32 conf_len u32 0
@@ -28,7 +29,9 @@
 #include "store_file.h"
 
 #define VERSION		1u
-#define META_LEN	32u
+#define META_VERSION	2u
+#define META_LEN_V1	32u
+#define META_LEN	40u
 #define SNAP_HDR	56u
 #define LOG_HDR		16u
 #define FRAME_HDR	32u
@@ -49,6 +52,7 @@ struct imexd_raftlog {
 	struct imexd_raftlog_io io;
 	raft_term term;
 	raft_id vote;
+	uint64_t group;
 	/* Entries start..start+n-1, each buffer malloc'd, batch NULL. */
 	raft_index start;
 	struct raft_entry *ents;
@@ -310,14 +314,18 @@ static int load_meta(struct loader *ld)
 	if (ret)
 		return imexd_errf(ld->err, ld->errlen, ret, "%s/%s: cannot read: %s",
 			    l->io.where, IMEXD_RAFTLOG_META, strerror(-ret));
-	if (len != META_LEN || memcmp(b, meta_magic, 8) ||
-	    get32(b + 8) != VERSION || get32(b + 12) != crc(b + 16, 16))
+	/* Version 1 (no group) as an older imexd wrote it. */
+	if (len < META_LEN_V1 || memcmp(b, meta_magic, 8) ||
+	    len != (get32(b + 8) == VERSION ? META_LEN_V1 : META_LEN) ||
+	    (get32(b + 8) != VERSION && get32(b + 8) != META_VERSION) ||
+	    get32(b + 12) != crc(b + 16, len - 16))
 		ret = imexd_errf(ld->err, ld->errlen, -EBADMSG,
 			   "%s/%s: offset 0: bad size, format or checksum: " DAMAGED,
 			   l->io.where, IMEXD_RAFTLOG_META);
 	else {
 		l->term = get64(b + 16);
 		l->vote = get64(b + 24);
+		l->group = len == META_LEN ? get64(b + 32) : 0;
 	}
 	free(b);
 	return ret;
@@ -685,6 +693,11 @@ raft_term imexd_raftlog_term(const struct imexd_raftlog *l)
 	return l->term;
 }
 
+uint64_t imexd_raftlog_group(const struct imexd_raftlog *l)
+{
+	return l->group;
+}
+
 raft_id imexd_raftlog_vote(const struct imexd_raftlog *l)
 {
 	return l->vote;
@@ -730,27 +743,46 @@ imexd_raftlog_snapshot(const struct imexd_raftlog *l, struct raft_buffer *data)
 
 /* ---- writes -------------------------------------------------------------- */
 
-int imexd_raftlog_set_term_vote(struct imexd_raftlog *l, raft_term term,
-				raft_id vote)
+static int meta_write(struct imexd_raftlog *l, raft_term term, raft_id vote,
+		      uint64_t group)
 {
 	uint8_t b[META_LEN];
 	int ret;
 
-	if (l->broken)
-		return -EIO;
-	if (term < l->term)
-		return -EINVAL;
 	memcpy(b, meta_magic, 8);
-	put32(b + 8, VERSION);
+	put32(b + 8, META_VERSION);
 	put64(b + 16, term);
 	put64(b + 24, vote);
-	put32(b + 12, crc(b + 16, 16));
+	put64(b + 32, group);
+	put32(b + 12, crc(b + 16, META_LEN - 16));
 	ret = l->io.replace(l->io.ctx, IMEXD_RAFTLOG_META, b, sizeof(b));
 	if (!ret) {
 		l->term = term;
 		l->vote = vote;
+		l->group = group;
 	}
 	return ret;
+}
+
+int imexd_raftlog_set_term_vote(struct imexd_raftlog *l, raft_term term,
+				raft_id vote)
+{
+	if (l->broken)
+		return -EIO;
+	if (term < l->term)
+		return -EINVAL;
+	return meta_write(l, term, vote, l->group);
+}
+
+int imexd_raftlog_set_group(struct imexd_raftlog *l, uint64_t group)
+{
+	if (l->broken)
+		return -EIO;
+	if (!group || (l->group && l->group != group))
+		return -EINVAL;
+	if (l->group == group)
+		return 0;
+	return meta_write(l, l->term, l->vote, group);
 }
 
 static int check_entries(const struct imexd_raftlog *l, raft_index index,

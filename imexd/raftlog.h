@@ -8,8 +8,9 @@
  *
  * Files (names inside the state directory's raft/ subdirectory):
  *
- *   raft-meta      term + vote, replaced atomically (temp, fsync, rename,
- *                  fsync dir) before imexd_raftlog_set_term_vote() returns.
+ *   raft-meta      term + vote + group id, replaced atomically (temp,
+ *                  fsync, rename, fsync dir) before
+ *                  imexd_raftlog_set_term_vote() or _set_group() returns.
  *   raft-snapshot  snapshot metadata (index, term, configuration and its
  *                  index) + the FSM blob, replaced atomically.
  *   raft-log       a header, then frames appended and fdatasync'ed, one
@@ -156,6 +157,9 @@ void imexd_raftlog_close(struct imexd_raftlog *log);
 /* The stored current term (0 for a fresh server) and vote (0: none). */
 raft_term imexd_raftlog_term(const struct imexd_raftlog *log);
 raft_id imexd_raftlog_vote(const struct imexd_raftlog *log);
+/* The stored group id (consensus.h), 0: none stored yet.  It outlives
+ * the entries a snapshot compacts (entry 1 among them). */
+uint64_t imexd_raftlog_group(const struct imexd_raftlog *log);
 /* Index of the first entry held (snapshot index + 1 - trailing kept). */
 raft_index imexd_raftlog_start_index(const struct imexd_raftlog *log);
 /* Index of the last entry held, or of the snapshot if there is none; 0 for
@@ -184,6 +188,13 @@ imexd_raftlog_snapshot(const struct imexd_raftlog *log,
  */
 int imexd_raftlog_set_term_vote(struct imexd_raftlog *log, raft_term term,
 				raft_id vote);
+
+/*
+ * Persist the group id (not 0), durable before it returns.  Set once:
+ * a different id than the one stored is refused (-EINVAL), the same one
+ * is a no-op.
+ */
+int imexd_raftlog_set_group(struct imexd_raftlog *log, uint64_t group);
 
 /*
  * Persist @n entries as indexes @index.. (RAFT_UPDATE_ENTRIES), first

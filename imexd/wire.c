@@ -403,6 +403,7 @@ static void wr_hello(struct imexd_wr *w, const struct imexd_msg *m)
 	wr_u32(w, m->u.hello.max_channels);
 	wr_bytes(w, m->u.hello.fabric_uuid, sizeof(m->u.hello.fabric_uuid));
 	wr_u32(w, m->u.hello.partition);
+	wr_u64(w, m->u.hello.group);
 }
 
 static void wr_heartbeat(struct imexd_wr *w, const struct imexd_msg *m)
@@ -614,6 +615,9 @@ static void rd_hello(struct imexd_rd *r, struct imexd_msg *m)
 	m->u.hello.max_channels = rd_u32(r);
 	rd_bytes(r, m->u.hello.fabric_uuid, sizeof(m->u.hello.fabric_uuid));
 	m->u.hello.partition = rd_u32(r);
+	/* Protocol 2 ends here: its range must still be readable. */
+	if (!r->err && r->off < r->len)
+		m->u.hello.group = rd_u64(r);
 }
 
 static void rd_views(struct imexd_rd *r, struct imexd_msg *m)

@@ -26,7 +26,10 @@
  *   (members unique, channel ids strictly increasing).
  *
  *   HELLO, HELLO_ACK   u16 proto_min, u16 proto_max, str node_name,
- *                      u32 max_channels, u8 fabric_uuid[16], u32 partition
+ *                      u32 max_channels, u8 fabric_uuid[16], u32 partition,
+ *                      u64 group (the sender's Raft group id, 0: none yet;
+ *                      protocol 3: absent in an older peer's HELLO, which
+ *                      decodes with group 0)
  *   HEARTBEAT          u32 seq, u16 n, n × { str peer_name, u8 state }
  *                      (the sender's view of its peers: enum imex_member_state),
  *                      u16 ngens, ngens × { u8 uuid[16], u64 generation }
@@ -71,6 +74,8 @@
  * (IMEXD_PROTO_VERSION) travels in HELLO: 2 added RAFT, FORWARD, REPLY and
  * the HEARTBEAT gens, which a version 1 peer cannot decode, and dropped the
  * two-phase messages (types 4 to 13), which now decode as unknown types.
+ * 3 added the HELLO's group: a HELLO without it still decodes, so an older
+ * peer's range is read and reported (an older peer cannot decode ours).
  *
  * Only RAFT may carry a body above IMEXD_BODY_MAX (a snapshot); the
  * transport accepts one only on a connection bound to a peer (net.h).
@@ -90,7 +95,7 @@
 
 #define IMEXD_MAGIC		0x494d4558u
 #define IMEXD_FRAME_VERSION	1
-#define IMEXD_PROTO_VERSION	2
+#define IMEXD_PROTO_VERSION	3
 #define IMEXD_HEADER_LEN	52
 #define IMEXD_BODY_MAX		(1u << 20)
 /* IMEXD_RAFTWIRE_FRAME_MAX (raftwire.h; checked at build time in wire.c). */
@@ -169,6 +174,7 @@ struct imexd_msg {
 			uint32_t max_channels;
 			uint8_t fabric_uuid[16];
 			uint32_t partition;
+			uint64_t group;		/* Raft group id, 0: none */
 		} hello;			/* HELLO, HELLO_ACK */
 		struct {
 			uint32_t seq;

@@ -273,6 +273,8 @@ static void near_seeds(void)
 	near("near-REPLY-trailing-byte", IMEXD_MSG_REPLY, grow_fixed);
 	near("near-HELLO-bad-magic", IMEXD_MSG_HELLO, magic);
 	near("near-HELLO-version-2", IMEXD_MSG_HELLO, version2);
+	/* Seven of the group's eight bytes (protocol 3). */
+	near("near-HELLO-group-cut", IMEXD_MSG_HELLO, cut_fixed);
 	near("near-EXPORT_REVOKE-flags", IMEXD_MSG_EXPORT_REVOKE, flags);
 	near("near-EXPORT_REVOKE-type-0", IMEXD_MSG_EXPORT_REVOKE, type0);
 	near("near-EXPORT_REVOKE-type-21", IMEXD_MSG_EXPORT_REVOKE, type21);

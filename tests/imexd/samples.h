@@ -78,6 +78,7 @@ static inline int sample_msg(struct imexd_msg *m, uint8_t type)
 		m->u.hello.max_channels = 2048;
 		sample_uuid(m->u.hello.fabric_uuid, 0x40);
 		m->u.hello.partition = 0xfffffffe;
+		m->u.hello.group = 0x8877665544332211ULL;
 		return 0;
 	case IMEXD_MSG_HEARTBEAT:
 		m->u.heartbeat.seq = 42;

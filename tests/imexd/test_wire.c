@@ -39,6 +39,7 @@ static void assert_msg_equal(const struct imexd_msg *a,
 		assert_int_equal(a->u.hello.max_channels, b->u.hello.max_channels);
 		assert_memory_equal(a->u.hello.fabric_uuid, b->u.hello.fabric_uuid, 16);
 		assert_int_equal(a->u.hello.partition, b->u.hello.partition);
+		assert_true(a->u.hello.group == b->u.hello.group);
 		break;
 	case IMEXD_MSG_HEARTBEAT:
 		assert_int_equal(a->u.heartbeat.seq, b->u.heartbeat.seq);
@@ -491,6 +492,24 @@ static void hello_body(struct fb *f, uint16_t lo, uint16_t hi,
 	fb_be(f, maxch, 4);
 	fb_zero(f, 16);
 	fb_be(f, 0, 4);
+	fb_done(f);
+}
+
+/* A protocol 3 HELLO with @n bytes of group (8: the whole field). */
+static void hello_group(struct fb *f, size_t n)
+{
+	static const uint8_t group[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	fb_hdr(f, IMEXD_MSG_HELLO);
+	fb_be(f, 2, 2);
+	fb_be(f, 3, 2);
+	fb_str(f, "a");
+	fb_be(f, 1, 4);
+	fb_zero(f, 16);
+	fb_be(f, 0, 4);
+	fb_mem(f, group, n < 8 ? n : 8);
+	if (n > 8)
+		fb_zero(f, n - 8);
 	fb_done(f);
 }
 
@@ -1304,9 +1323,20 @@ static void test_frame_builder_controls_decode(void **state)
 	struct imexd_msg m;
 
 	(void)state;
+	/* A protocol 2 HELLO (no group) decodes, so its range is read. */
 	hello_body(&f, 1, 2, "a", 2048);
 	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_true(m.u.hello.group == 0);
 	imexd_msg_free(&m);
+	/* Protocol 3: the group follows; part of one is refused. */
+	hello_group(&f, 8);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
+	assert_true(m.u.hello.group == 0x0102030405060708ULL);
+	imexd_msg_free(&m);
+	hello_group(&f, 4);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), -EBADMSG);
+	hello_group(&f, 9);
+	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), -EBADMSG);
 	def_frame(&f, "job", 0, two, 2, 0, chans_ok, 2, 0);
 	assert_int_equal(imexd_msg_decode(f.b, f.n, &m, NULL), 0);
 	assert_memory_equal(m.u.reply.def.uuid, dom, 16);

@@ -760,6 +760,13 @@ static unsigned membership(unsigned seed)
 	r = request(w, f, &rb);
 	EXPECT(w, r && r->done && !r->error);
 	EXPECT(w, sw_run_pred(w, 20 * ET, joined));
+	/* It took the group's id, and stored it. */
+	l = leader_or_0(w);
+	EXPECT(w, imexd_cons_group(cons_at(w, 4)) &&
+		  imexd_cons_group(cons_at(w, 4)) ==
+		  imexd_cons_group(cons_at(w, l)));
+	EXPECT(w, imexd_raftlog_group(sw_log(w, 4)) ==
+		  imexd_cons_group(cons_at(w, l)));
 	m[0] = 4;
 	m[1] = f;
 	mk_create(&rb, w, "J", 0x4a, m, 2, 2, NULL, 0);
@@ -791,6 +798,88 @@ static unsigned membership(unsigned seed)
 	return v;
 }
 
+/* ---- a wrong NODES_FILE ---------------------------------------------------- */
+
+#define WRONG_LINE "is in another group"
+
+/* n000..n002 run the group (n003, n004 of its five are elsewhere): a
+ * leader among them, their three identities in its table. */
+static bool three_up(struct sw *w)
+{
+	int l = sw_leader(w);
+
+	return l >= 0 && l < 3 &&
+	       imexd_fsm_node_count(sw_fsm(w, (unsigned)l)) == 3;
+}
+
+/*
+ * n000..n004 form the group, but n003 and n004 first start with a
+ * NODES_FILE naming only n001..n004 (voters n001..n003).  Their bootstrap
+ * entry differs from the others' at (term 1, index 1), which Raft cannot
+ * see, and n001, n002 are voters of both: without the group id n003 wins
+ * a vote of theirs.  With it the majority n000..n002 elects and commits;
+ * no node of the group binds n003 or n004 (so takes no Raft message from
+ * them), neither ever leads or joins the table, every node that meets
+ * one of the other group logs the mismatch, and the history check finds
+ * no divergence.
+ */
+static unsigned wrong_nodes_file(unsigned seed)
+{
+	struct sw_config cfg = world_config(5, seed);
+	unsigned i, j, step, m[3] = { 0, 1, 2 };
+	struct sw_req *r;
+	struct req_buf rb;
+	struct sw *w;
+	int l;
+
+	cfg.other_mask = (1u << 3) | (1u << 4);
+	cfg.other_first = 1;
+	cfg.other_n = 4;
+	cfg.watch = WRONG_LINE;
+	w = sw_new(&cfg);
+	EXPECT(w, sw_run_pred(w, 50 * ET, three_up));
+	mk_create(&rb, w, "G", 0x47, m, 3, 2, NULL, 0);
+	r = request(w, leader_or_0(w), &rb);
+	EXPECT(w, r && r->done && !r->error && r->def.nchannels == 2);
+	mk_create(&rb, w, "H", 0x48, m, 2, 1, NULL, 0);
+	r = request(w, 1, &rb);
+	EXPECT(w, r && r->done && !r->error);
+	for (step = 0; step < 100; step++) {
+		sw_run_for(w, ET / 2);
+		l = sw_leader(w);
+		EXPECT(w, l < 3);
+		for (i = 3; i < 5; i++) {
+			const struct imexd_cons *c = cons_at(w, i);
+
+			EXPECT(w, !c || imexd_cons_state(c) != RAFT_LEADER);
+			/* Nothing past its own bootstrap entry. */
+			EXPECT(w, !c || imexd_cons_applied(c) <= 1);
+		}
+	}
+	for (i = 0; i < 5; i++) {
+		for (j = 0; j < 5; j++)
+			if ((i < 3) != (j < 3))
+				EXPECT(w, !sw_bound(w, i, j));
+		/* n000 is in no roster of theirs: refused as such. */
+		EXPECT(w, i == 0 || sw_watched(w, i) >= 1);
+	}
+	/* Once a minute per peer at most (the run is shorter). */
+	for (i = 0; i < 3; i++)
+		EXPECT(w, sw_watched(w, i) <= 2 * 2);
+	l = (int)leader_or_0(w);
+	EXPECT(w, imexd_fsm_node_count(sw_fsm(w, (unsigned)l)) == 3);
+	EXPECT(w, !imexd_fsm_node(sw_fsm(w, (unsigned)l), "n003"));
+	if (getenv("SIM_VERBOSE"))
+		for (i = 0; i < 5; i++)
+			printf("  %s: %u lines '%s'\n", sw_name(w, i),
+			       sw_watched(w, i), WRONG_LINE);
+	sw_retire(w, 3);
+	sw_retire(w, 4);
+	i = sw_check_final(w);
+	sw_free(w);
+	return i;
+}
+
 static void scenarios(unsigned seed)
 {
 	named("failure 2: apply, crash, away 60 s: channel not given away",
@@ -811,6 +900,8 @@ static void scenarios(unsigned seed)
 	      snap_ready(seed));
 	named("membership: join a node to a running 4-node group, a domain on it, another leaves",
 	      membership(seed));
+	named("a wrong NODES_FILE on 2 of 5 nodes: refused by group id, no divergence",
+	      wrong_nodes_file(seed));
 	named("a follower may not forward changes to a domain that does not name it",
 	      forward_refused(seed));
 	/* A leader counting by its own configuration while another node's

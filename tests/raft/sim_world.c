@@ -624,8 +624,13 @@ static void drain(struct sw *w, unsigned i)
 		case IMEXD_NODE_SEND:
 			net_send(w, i, &a);
 			break;
-		case IMEXD_NODE_CONN_BOUND:
+		case IMEXD_NODE_CONN_BOUND: {
+			const struct sw_conn *c = conn_of(w, a.conn);
+
+			if (c)
+				nd->bound[c->a == i ? c->b : c->a]++;
 			break;
+		}
 		case IMEXD_NODE_KERNEL_SET:
 		case IMEXD_NODE_KERNEL_REMOVE:
 			kernel_action(w, i, &a);
@@ -643,6 +648,8 @@ static void drain(struct sw *w, unsigned i)
 		case IMEXD_NODE_LOG:
 			if (a.level <= 3 && strstr(a.text, "raft server stopped"))
 				w->st.storage_stops++;
+			if (w->cfg.watch && strstr(a.text, w->cfg.watch))
+				nd->watched++;
 			if (getenv("SIM_VERBOSE"))
 				fprintf(stderr, "%llu %s: %s\n",
 					(unsigned long long)w->now, nd->name,
@@ -689,6 +696,10 @@ void sw_restart(struct sw *w, unsigned i)
 	memset(nc.fabric_uuid, 0xfa, 16);
 	nc.roster = w->roster;
 	nc.n_roster = w->cfg.n_roster ? w->cfg.n_roster : w->cfg.n;
+	if (i < 32 && ((w->cfg.other_mask >> i) & 1)) {
+		nc.roster = w->roster + w->cfg.other_first;
+		nc.n_roster = w->cfg.other_n;
+	}
 	nc.log = nd->log;
 	nc.heartbeat_ms = w->cfg.heartbeat_ms ? w->cfg.heartbeat_ms :
 			  2 * w->cfg.et_ms;
@@ -710,6 +721,16 @@ void sw_restart(struct sw *w, unsigned i)
 	nd->up = true;
 	CHECK(imexd_node_start(nd->node, w->now, nd->k, nd->nk) == 0);
 	drain(w, i);
+}
+
+unsigned sw_bound(const struct sw *w, unsigned i, unsigned j)
+{
+	return w->nodes[i].bound[j];
+}
+
+unsigned sw_watched(const struct sw *w, unsigned i)
+{
+	return w->nodes[i].watched;
 }
 
 void sw_disk_full(struct sw *w, unsigned i, bool full)

@@ -79,6 +79,11 @@ struct sw_config {
 	unsigned snapshot_threshold, snapshot_trailing;
 	unsigned n_roster;	/* NODES_FILE: the first n_roster nodes; 0 all
 				 * (the others wait to be joined) */
+	/* Nodes of other_mask (bit i: node i) have a NODES_FILE of the
+	 * other_n nodes from other_first instead (a wrong one). */
+	uint32_t other_mask;
+	unsigned other_first, other_n;
+	const char *watch;	/* log lines holding it are counted */
 	bool quiet;		/* no per-violation detail */
 	/* Checker self-tests: break the world so that a check must fail. */
 	bool selftest;		/* violations are expected (said so) */
@@ -146,6 +151,10 @@ void sw_disk_full(struct sw *w, unsigned i, bool full);
 void sw_disk_lose(struct sw *w, unsigned i);
 /* Node i's consensus server (NULL while down). */
 const struct imexd_cons *sw_cons(const struct sw *w, unsigned i);
+/* Connections node i bound to node j (its transport took j's HELLO). */
+unsigned sw_bound(const struct sw *w, unsigned i, unsigned j);
+/* Log lines of node i that held cfg.watch so far. */
+unsigned sw_watched(const struct sw *w, unsigned i);
 /* Node i's raft log (NULL while down). */
 const struct imexd_raftlog *sw_log(const struct sw *w, unsigned i);
 /* The node's kernel domains. */

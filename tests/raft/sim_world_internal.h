@@ -59,6 +59,8 @@ struct sw_node {
 	bool retired;		/* left the group: stays down */
 	enum sw_crash_point arm;
 	unsigned restarts;	/* also the instance */
+	unsigned watched;	/* log lines holding cfg.watch */
+	unsigned bound[SW_NODES_MAX];	/* connections bound, by peer */
 	struct imexd_def *k;
 	size_t nk;
 	struct sw_status *st;

@@ -193,6 +193,96 @@ static void test_bootstrap_entry_identical(void **state)
 	free(first);
 }
 
+/* Where started_group() copies the bootstrap entry it hands out. */
+static uint8_t boot_copy[512];
+
+/* The group id of a server started from @st; @entry1 (if given) gets the
+ * bootstrap entry it handed out (its bytes in boot_copy). */
+static uint64_t started_group(const char *const *roster, unsigned n,
+			      const char *self, const struct imexd_cons_start *st,
+			      struct raft_entry *entry1)
+{
+	struct imexd_cons_config cfg = { .roster = roster, .n_roster = n,
+					 .self = self };
+	struct imexd_cons_action a;
+	struct imexd_cons *c;
+	uint64_t g;
+
+	assert_int_equal(imexd_cons_new(&cfg, &c), 0);
+	assert_int_equal(imexd_cons_group(c), 0);
+	assert_int_equal(imexd_cons_start(c, 0, st), 0);
+	while (imexd_cons_next(c, &a))
+		if (entry1 && a.type == IMEXD_CONS_PERSIST_ENTRIES &&
+		    a.entries.index == 1) {
+			*entry1 = a.entries.entries[0];
+			assert_true(entry1->buf.len <= sizeof(boot_copy));
+			memcpy(boot_copy, entry1->buf.base, entry1->buf.len);
+			entry1->buf.base = boot_copy;
+		}
+	g = imexd_cons_group(c);
+	imexd_cons_free(c);
+	return g;
+}
+
+/*
+ * The group id is the hash of the bootstrap entry: the same for every
+ * node of one NODES_FILE whatever its order, another for a file naming
+ * other nodes (the entry Raft cannot tell apart at (1, 1)); kept from a
+ * stored entry 1, or from storage once a snapshot compacted it; none on
+ * a node outside its roster until it is given one, then never another.
+ */
+static void test_group_id_of_the_bootstrap_entry(void **state)
+{
+	const char *roster[] = { "x", "y", "z", "w" };
+	const char *shuffled[] = { "w", "z", "x", "y" };
+	const char *other[] = { "x", "y", "v", "w" };
+	struct imexd_cons_start st = { .start_index = 1 };
+	struct raft_snapshot_metadata meta = { .index = 9, .term = 2 };
+	struct imexd_cons_config cfg = { .roster = roster, .n_roster = 3,
+					 .self = "q" };
+	struct raft_entry e1 = { 0 };
+	struct imexd_cons *c;
+	uint64_t g;
+
+	(void)state;
+	g = started_group(roster, 4, "x", &st, &e1);
+	assert_int_not_equal(g, 0);
+	assert_int_equal(g, imexd_cons_group_id(e1.buf.base, e1.buf.len));
+	assert_int_equal(started_group(shuffled, 4, "z", &st, NULL), g);
+	assert_int_not_equal(started_group(other, 4, "x", &st, NULL), g);
+	assert_int_not_equal(started_group(roster, 3, "x", &st, NULL), g);
+	/* Restarted from its stored log (whatever NODES_FILE says now). */
+	st.term = 1;
+	st.entries = &e1;
+	st.n_entries = 1;
+	assert_int_equal(started_group(other, 4, "x", &st, NULL), g);
+	/* From storage: entry 1 is gone into a snapshot. */
+	raft_configuration_init(&meta.configuration);
+	assert_int_equal(raft_configuration_add(&meta.configuration,
+						imexd_cons_name_id("x"), "x",
+						RAFT_VOTER), 0);
+	memset(&st, 0, sizeof(st));
+	st.term = 2;
+	st.snapshot = &meta;
+	st.snapshot_data = "s";
+	st.snapshot_len = 1;
+	st.start_index = 10;
+	st.group = g;
+	assert_int_equal(started_group(roster, 4, "x", &st, NULL), g);
+	raft_configuration_close(&meta.configuration);
+	/* Outside its roster: none, until given; then never another. */
+	memset(&st, 0, sizeof(st));
+	st.start_index = 1;
+	assert_int_equal(started_group(roster, 3, "q", &st, NULL), 0);
+	assert_int_equal(imexd_cons_new(&cfg, &c), 0);
+	assert_int_equal(imexd_cons_set_group(c, 0), -EINVAL);
+	assert_int_equal(imexd_cons_set_group(c, g), 0);
+	assert_int_equal(imexd_cons_set_group(c, g), 0);
+	assert_int_equal(imexd_cons_set_group(c, g + 1), -EEXIST);
+	assert_int_equal(imexd_cons_group(c), g);
+	imexd_cons_free(c);
+}
+
 /*
  * A node whose NODES_FILE names itself and one other name, its own first,
  * with nothing stored: alone it must never lead (as the only voter it
@@ -779,6 +869,8 @@ static void test_join_and_leave(void **state)
 	assert_int_equal(members_of(h, 5, -1), 0);
 	assert_int_equal(imexd_cons_state(hr_cons(h, 5)), RAFT_FOLLOWER);
 	assert_int_equal(imexd_cons_term(hr_cons(h, 5)), 0);
+	assert_int_not_equal(imexd_cons_group(hr_cons(h, l)), 0);
+	assert_int_equal(imexd_cons_group(hr_cons(h, 5)), 0);
 	submit_n(h, l, 0, 10, "cmd");
 	/* Refusals. */
 	assert_int_equal(hr_change(h, l, "n00", true, &index), -EALREADY);
@@ -802,6 +894,9 @@ static void test_join_and_leave(void **state)
 	assert_true(hr_run_until_pred(h, hr_now(h) + 20 * ET, membership_is, &g));
 	assert_true(hr_is_acked(h, "n04=10.0.0.5:7400", 17));
 	l = hr_leader(h);
+	/* The joined node took its group's id from entry 1. */
+	assert_int_equal(imexd_cons_group(hr_cons(h, 5)),
+			 imexd_cons_group(hr_cons(h, l)));
 	assert_string_equal(imexd_cons_addr(hr_cons(h, l), hr_id(h, 5)),
 			    "10.0.0.5:7400");
 	hr_run_for(h, 2 * ET); /* node 5 learns its promotion's commit */
@@ -1009,6 +1104,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roster_ids_and_voters),
 		cmocka_unit_test(test_bootstrap_entry_identical),
+		cmocka_unit_test(test_group_id_of_the_bootstrap_entry),
 		cmocka_unit_test(test_two_names_never_lead_alone),
 		cmocka_unit_test(test_bad_inputs_refused),
 		cmocka_unit_test(test_election_3),

@@ -26,6 +26,7 @@
 
 #define RECS_MAX	256
 #define FRAME_MAX	256		/* the frames these tests see */
+#define PV		IMEXD_PROTO_VERSION	/* this protocol */
 
 struct rec {
 	enum imexd_peers_action_type type;
@@ -202,7 +203,7 @@ static void leave_from(struct imexd_msg *m, const char *name, uint64_t epoch)
 	m->u.leave.reason = IMEXD_LEAVE_SHUTDOWN;
 }
 
-/* Inbound @conn from @addr says HELLO as @name (epoch 1, protocol 2). */
+/* Inbound @conn from @addr says HELLO as @name (epoch 1, this protocol). */
 static void inbound_hello(struct tp *t, uint64_t now, uint64_t conn,
 			  const char *addr, const char *name,
 			  const struct imexd_peers_auth *auth)
@@ -211,7 +212,7 @@ static void inbound_hello(struct tp *t, uint64_t now, uint64_t conn,
 
 	imexd_peers_conn_up(t->p, now, conn, addr, false, auth);
 	drain(t);
-	hello(&m, IMEXD_MSG_HELLO, name, 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO, name, 1, PV, PV);
 	imexd_peers_msg(t->p, now, conn, &m);
 	drain(t);
 }
@@ -363,7 +364,7 @@ static void test_outbound_hello_ack_binds(void **state)
 	drain(&t);
 	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO, 3));
 	/* b answers: bound, nothing more to send. */
-	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 9, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 9, PV, PV);
 	imexd_peers_msg(t.p, 6, 3, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 3));
@@ -389,14 +390,14 @@ static void test_hello_direction_and_node_map(void **state)
 	drain(&t);
 	/* HELLO_ACK on an inbound connection. */
 	imexd_peers_conn_up(t.p, 1, 1, "10.0.0.2:4000", false, NULL);
-	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, PV, PV);
 	imexd_peers_msg(t.p, 1, 1, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
 	/* b's address answered as c. */
 	imexd_peers_conn_up(t.p, 2, 2, "10.0.0.2:50100", true, NULL);
-	hello(&m, IMEXD_MSG_HELLO_ACK, "c", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "c", 1, PV, PV);
 	imexd_peers_msg(t.p, 2, 2, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 2));
@@ -430,7 +431,7 @@ static void test_shared_address_dials(void **state)
 	drain(&t);
 	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO, 1));
 	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO, 2));
-	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, PV, PV);
 	imexd_peers_msg(t.p, 2, 1, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 1));
@@ -695,7 +696,7 @@ static void test_version_mismatch_reported_and_closed(void **state)
 	imexd_peers_start(t.p, 0);
 	drain(&t);
 	imexd_peers_conn_up(t.p, 0, 2, "10.0.0.2:50100", true, NULL);
-	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, 3, 4);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, PV + 1, PV + 2);
 	imexd_peers_msg(t.p, 0, 2, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_VERSION, 2));
@@ -708,6 +709,118 @@ static void test_version_mismatch_reported_and_closed(void **state)
 	assert_non_null(find(&t, IMEXD_PEERS_CONNECT, 0));
 	assert_string_equal(find(&t, IMEXD_PEERS_CONNECT, 0)->addr,
 			    "10.0.0.2:50100");
+	tp_free(&t);
+}
+
+/* ---- Raft groups ------------------------------------------------------------ */
+
+static const struct rec *find_log(const struct tp *t, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->r[i].type == IMEXD_PEERS_LOG && strstr(t->r[i].text, text))
+			return &t->r[i];
+	return NULL;
+}
+
+/*
+ * A peer whose HELLO names another group is not bound (inbound: after our
+ * HELLO_ACK with our id), nothing it sends is handed on, one error line a
+ * minute says what to do, and it is redialled only after backoff_max.  A
+ * peer with no group binds; when ours is set later, a bound peer of
+ * another group goes.
+ */
+static void test_peer_of_another_group_refused(void **state)
+{
+	struct imexd_peers_config c = config("a");
+	uint8_t data[3] = { 1, 2, 3 };
+	const struct rec *r;
+	struct imexd_msg m;
+	struct tp t;
+
+	(void)state;
+	tp_new(&t, &c);
+	imexd_peers_set_group(t.p, 0, 0x1111);
+	imexd_peers_conn_up(t.p, 0, 1, "10.0.0.2:1", false, NULL);
+	hello(&m, IMEXD_MSG_HELLO, "b", 1, PV, PV);
+	m.u.hello.group = 0x2222;
+	imexd_peers_msg(t.p, 0, 1, &m);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
+	r = find_sent(&t, IMEXD_MSG_HELLO_ACK, 1);
+	assert_non_null(r);
+	assert_true(r->sent.u.hello.group == 0x1111);
+	r = find_log(&t, "is in another group");
+	assert_non_null(r);
+	assert_int_equal(r->level, 3);
+	assert_non_null(strstr(r->text, "node 'b'"));
+	assert_non_null(strstr(r->text, "0000000000002222"));
+	assert_non_null(strstr(r->text, "this node's 0000000000001111"));
+	assert_non_null(strstr(r->text, "NODES_FILE"));
+	assert_false(imexd_peers_connected(t.p, "b"));
+	m.type = IMEXD_MSG_RAFT;
+	m.u.raft.len = 3;
+	m.u.raft.data = data;
+	imexd_peers_msg(t.p, 1, 1, &m);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_MSG, 0));
+	/* Again within the minute: refused, not logged. */
+	imexd_peers_conn_up(t.p, 10, 2, "10.0.0.2:2", false, NULL);
+	hello(&m, IMEXD_MSG_HELLO, "b", 1, PV, PV);
+	m.u.hello.group = 0x2222;
+	imexd_peers_msg(t.p, 10, 2, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 2));
+	assert_null(find_log(&t, "is in another group"));
+
+	/* Outbound: refused, the next dial waits backoff_max. */
+	imexd_peers_start(t.p, 100);
+	drain(&t);
+	imexd_peers_conn_up(t.p, 100, 3, "10.0.0.3:50100", true, NULL);
+	drain(&t);
+	r = find_sent(&t, IMEXD_MSG_HELLO, 3);
+	assert_non_null(r);
+	assert_true(r->sent.u.hello.group == 0x1111);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "c", 1, PV, PV);
+	m.u.hello.group = 0x3333;
+	imexd_peers_msg(t.p, 100, 3, &m);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
+	assert_non_null(find_log(&t, "node 'c' (10.0.0.3:50100) is in another group"));
+	imexd_peers_timer(t.p, 100 + 2999);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_CONNECT, 0));
+	imexd_peers_timer(t.p, 100 + 3000);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_CONNECT, 0));
+	tp_free(&t);
+
+	/* No group on one side: binds; ours set later closes another. */
+	tp_new(&t, &c);
+	imexd_peers_conn_up(t.p, 0, 1, "10.0.0.2:1", false, NULL);
+	hello(&m, IMEXD_MSG_HELLO, "b", 1, PV, PV);
+	m.u.hello.group = 0x2222;
+	imexd_peers_msg(t.p, 0, 1, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 1));
+	assert_true(imexd_peers_group(t.p, "b") == 0x2222);
+	imexd_peers_conn_up(t.p, 0, 2, "10.0.0.3:1", false, NULL);
+	hello(&m, IMEXD_MSG_HELLO, "c", 1, PV, PV);
+	imexd_peers_msg(t.p, 0, 2, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 2));
+	assert_true(imexd_peers_group(t.p, "c") == 0);
+	imexd_peers_set_group(t.p, 5, 0x1111);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_DOWN, 1));
+	assert_non_null(find_log(&t, "node 'b' (10.0.0.2:1) is in another group"));
+	assert_false(imexd_peers_connected(t.p, "b"));
+	assert_true(imexd_peers_connected(t.p, "c"));
+	assert_true(imexd_peers_group(t.p, "b") == 0);
 	tp_free(&t);
 }
 
@@ -736,7 +849,7 @@ static void test_unbound_messages_never_delivered(void **state)
 	assert_int_equal(count(&t, IMEXD_PEERS_MSG), 0);
 	assert_int_equal(count(&t, IMEXD_PEERS_LOG), 1);
 	/* After a refused HELLO the connection is gone: still nothing. */
-	hello(&m, IMEXD_MSG_HELLO, "zz", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO, "zz", 1, PV, PV);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	leave_from(&m, "zz", 1);
 	imexd_peers_msg(t.p, 0, 1, &m);
@@ -783,7 +896,7 @@ static void test_restart_seen_by_epoch(void **state)
 	drain(&t);
 	/* A new epoch: restarted. */
 	imexd_peers_conn_up(t.p, 40, 3, "10.0.0.2:3", false, NULL);
-	hello(&m, IMEXD_MSG_HELLO, "b", 2, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO, "b", 2, PV, PV);
 	imexd_peers_msg(t.p, 40, 3, &m);
 	drain(&t);
 	r = find(&t, IMEXD_PEERS_PEER_UP, 3);
@@ -794,7 +907,7 @@ static void test_restart_seen_by_epoch(void **state)
 	/* A restart while the old instance's connection still looks alive:
 	 * it is closed (PEER_DOWN), then the new one is up, restarted. */
 	imexd_peers_conn_up(t.p, 50, 4, "10.0.0.2:4", false, NULL);
-	hello(&m, IMEXD_MSG_HELLO, "b", 3, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO, "b", 3, PV, PV);
 	imexd_peers_msg(t.p, 50, 4, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
@@ -868,7 +981,7 @@ static void test_backoff_doubles_within_bounds(void **state)
 	drain(&t);
 	/* Once bound the backoff starts over. */
 	imexd_peers_conn_up(t.p, now, 2, "10.0.0.2:50100", true, NULL);
-	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, PV, PV);
 	imexd_peers_msg(t.p, now, 2, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 2));
@@ -930,7 +1043,7 @@ static void test_unbound_per_host_bound(void **state)
 	drain(&t);
 	assert_int_equal(t.n, 0);
 	/* One of the host's connections binds: room for one more. */
-	hello(&m, IMEXD_MSG_HELLO, "b", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO, "b", 1, PV, PV);
 	imexd_peers_msg(t.p, 1, 1, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 1));
@@ -1015,7 +1128,7 @@ static void test_hello_timeout(void **state)
 	assert_int_equal(count(&t, IMEXD_PEERS_LOG), 1);
 	assert_true(imexd_peers_deadline(t.p) == 7000);
 	/* A HELLO in time binds; bound connections have no timeout. */
-	hello(&m, IMEXD_MSG_HELLO, "b", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO, "b", 1, PV, PV);
 	imexd_peers_msg(t.p, 6999, 2, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 2));
@@ -1320,7 +1433,7 @@ static void test_duplicate_replaces_with_repeated_peer_up(void **state)
 	drain(&t);
 	/* b dialled a (conn 1) and a answered: bound, opened by 'b'. */
 	imexd_peers_conn_up(t.p, 0, 1, "10.0.0.1:50100", true, NULL);
-	hello(&m, IMEXD_MSG_HELLO_ACK, "a", 1, 2, 2);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "a", 1, PV, PV);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	drain(&t);
 	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 1));
@@ -1366,6 +1479,7 @@ int main(void)
 		cmocka_unit_test(test_refusal_log_per_host_bounded),
 		cmocka_unit_test(test_tls_claim_must_be_in_the_certificate),
 		cmocka_unit_test(test_version_mismatch_reported_and_closed),
+		cmocka_unit_test(test_peer_of_another_group_refused),
 		cmocka_unit_test(test_unbound_messages_never_delivered),
 		cmocka_unit_test(test_restart_seen_by_epoch),
 		cmocka_unit_test(test_backoff_doubles_within_bounds),

@@ -502,6 +502,72 @@ static void test_term_and_vote_are_durable_and_never_go_back(void **state)
 	disk_fini(&d);
 }
 
+/* A raft-meta file as imexd wrote it before the group id (version 1). */
+static void write_meta_v1(const struct disk *d, raft_term term, raft_id vote)
+{
+	uint8_t b[32] = { 'I', 'M', 'X', 'R', 'M', 'E', 'T', 'A', 1 };
+	char p[512];
+	uint32_t c;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		b[16 + i] = (uint8_t)(term >> (8 * i));
+		b[24 + i] = (uint8_t)(vote >> (8 * i));
+	}
+	c = (uint32_t)crc32(crc32(0, Z_NULL, 0), b + 16, 16);
+	for (i = 0; i < 4; i++)
+		b[12 + i] = (uint8_t)(c >> (8 * i));
+	path_of(d, IMEXD_RAFTLOG_META, p, sizeof(p));
+	f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, sizeof(b), f), sizeof(b));
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_group_is_durable_set_once_and_outlives_compaction(void **state)
+{
+	struct imexd_raftlog *log;
+	struct disk d;
+
+	(void)state;
+	disk_init(&d, false);
+	log = disk_open(&d);
+	assert_int_equal(imexd_raftlog_group(log), 0);
+	assert_int_equal(imexd_raftlog_set_group(log, 0), -EINVAL);
+	/* Before any term: a node waiting to be joined adopts a group. */
+	assert_int_equal(imexd_raftlog_set_group(log, 0x1234abcd5678ef00ULL), 0);
+	log = reopen(&d, log);
+	assert_int_equal(imexd_raftlog_group(log), 0x1234abcd5678ef00ULL);
+	assert_int_equal(imexd_raftlog_term(log), 0);
+	assert_int_equal(imexd_raftlog_set_group(log, 0x1234abcd5678ef00ULL), 0);
+	assert_int_equal(imexd_raftlog_set_group(log, 7), -EINVAL);
+	assert_int_equal(imexd_raftlog_set_term_vote(log, 1, 0), 0);
+	bootstrap(log);
+	assert_int_equal(append_cmds(log, 2, 1, 9), 0);
+	take(log, 8, 0, 0);	/* entry 1 compacted away */
+	assert_null(imexd_raftlog_entry(log, 1));
+	assert_int_equal(imexd_raftlog_set_term_vote(log, 3, 2), 0);
+	log = assert_reopen_same(&d, log);
+	assert_int_equal(imexd_raftlog_group(log), 0x1234abcd5678ef00ULL);
+	assert_int_equal(imexd_raftlog_term(log), 3);
+	assert_int_equal(imexd_raftlog_vote(log), 2);
+	imexd_raftlog_close(log);
+
+	/* An older imexd's raft-meta loads, with no group yet. */
+	write_meta_v1(&d, 5, 9);
+	log = disk_open(&d);
+	assert_int_equal(imexd_raftlog_term(log), 5);
+	assert_int_equal(imexd_raftlog_vote(log), 9);
+	assert_int_equal(imexd_raftlog_group(log), 0);
+	assert_int_equal(imexd_raftlog_set_group(log, 42), 0);
+	log = reopen(&d, log);
+	assert_int_equal(imexd_raftlog_group(log), 42);
+	assert_int_equal(imexd_raftlog_term(log), 5);
+	imexd_raftlog_close(log);
+	disk_fini(&d);
+}
+
 static void test_entries_load_back_byte_for_byte(void **state)
 {
 	const struct raft_entry *e;
@@ -1206,6 +1272,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fresh_state_is_empty),
 		cmocka_unit_test(test_term_and_vote_are_durable_and_never_go_back),
+		cmocka_unit_test(test_group_is_durable_set_once_and_outlives_compaction),
 		cmocka_unit_test(test_entries_load_back_byte_for_byte),
 		cmocka_unit_test(test_append_replaces_the_conflicting_suffix),
 		cmocka_unit_test(test_append_refuses_bad_input_and_changes_nothing),
