@@ -375,6 +375,29 @@ static const char *change_refused(int err, bool join)
 	}
 }
 
+/* "n2, n3": the voters other than this node and `gone` not heard from
+ * within an election timeout. */
+static void unreachable_voters(struct imexd_agree *a, uint64_t now,
+			       raft_id gone, char *buf, size_t size)
+{
+	const struct raft_configuration *conf = imexd_cons_members(a->cons);
+	size_t off = 0;
+	unsigned i;
+	raft_id id;
+
+	buf[0] = '\0';
+	for (i = 0; i < conf->n && off < size; i++) {
+		id = conf->servers[i].id;
+		if (conf->servers[i].role != RAFT_VOTER || id == gone ||
+		    id == imexd_cons_self(a->cons) ||
+		    now - imexd_cons_heard(a->cons, id) < a->et)
+			continue;
+		off += (size_t)snprintf(buf + off, size - off, "%s%s",
+					off ? ", " : "",
+					imexd_cons_name(a->cons, id));
+	}
+}
+
 /*
  * A join or leave on the leader: a joining node must report this node's
  * fabric identity; a leaving node must be named by no domain.  Then one
@@ -447,6 +470,18 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	if (rv == -EBUSY && now + 2 * a->et < r->deadline) {
 		r->retry_at = now + a->et / 10 + 1;
 		return 0;
+	}
+	if (rv == -EHOSTUNREACH) {
+		char lost[100];
+
+		unreachable_voters(a, now,
+				   imexd_cons_name_id(cmd.u.node.name), lost,
+				   sizeof(lost));
+		snprintf(text, sizeof(text),
+			 "node '%s' not removed: the voters left would need %s (unreachable); bring it back or wait until it is replaced, then retry",
+			 cmd.u.node.name, lost);
+		text[IMEXD_MESSAGE_MAX] = '\0';
+		return ag_req_finish(a, r, EBUSY, text, NULL, 0, NULL, 0);
 	}
 	snprintf(text, sizeof(text), "node '%s' %s", cmd.u.node.name,
 		 change_refused(rv, join));

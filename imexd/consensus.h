@@ -248,6 +248,9 @@ int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
  * an entry of its term yet: retry), -EALREADY (already a member), -ENOENT
  * (not a member), -EEXIST (its id is another node's), -EDEADLK (removing
  * the leader itself), -ENOSPC (IMEXD_CONS_ROSTER_MAX members), -EINVAL.
+ * A removal must leave a majority of the remaining voters heard from
+ * within an election timeout: else a reachable standby is promoted first
+ * (-EBUSY: retry), or -EHOSTUNREACH when there is none.
  */
 int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 		      const char *address, bool add, uint64_t tag,

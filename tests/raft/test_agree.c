@@ -592,6 +592,35 @@ static void test_leave_leader_lost(void **state)
 	net_free(t);
 }
 
+/*
+ * Voters n0..n2, one powered off a moment ago: a leave of another voter
+ * would leave a configuration that needs the off one.  Refused at once
+ * (EBUSY), the message names the unreachable voter; nothing changed.
+ */
+static void test_leave_refused_names_unreachable_voter(void **state)
+{
+	struct tnet *t = net_new(3);
+	unsigned l, b, c;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 3);
+	b = (l + 1) % 3;
+	c = (l + 2) % 3;
+	power_off(t, c);
+	run_for(t, ET);
+	request_node(t, l, 1, IMEXD_CMD_NODE_LEAVE, t->nodes[b].name, "",
+		     NULL);
+	wait_done(t, 1, ET);
+	printf("  %d '%s'\n", t->done[1].error, t->done[1].message);
+	assert_int_equal(t->done[1].error, EBUSY);
+	assert_non_null(strstr(t->done[1].message, t->nodes[c].name));
+	assert_non_null(strstr(t->done[1].message, "unreachable"));
+	assert_int_equal(role_at(t, l, t->nodes[b].name), RAFT_VOTER);
+	net_free(t);
+}
+
 /* A forwarded NODE_SET may report only the sender's own identity. */
 static void test_forwarded_identity_of_another_node_refused(void **state)
 {
@@ -781,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_leave_leader_lost),
 		cmocka_unit_test(test_forwarded_identity_of_another_node_refused),
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
+		cmocka_unit_test(test_leave_refused_names_unreachable_voter),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);

@@ -986,6 +986,85 @@ static bool membership_run(unsigned seed)
 	return ok;
 }
 
+/*
+ * Removing a healthy voter while another voter is down (not yet "lost")
+ * would leave two voters that need the dead one: the change could never
+ * commit and would block every later one.  It is refused up front
+ * (-EHOSTUNREACH); the group stays available and removing the dead voter
+ * instead goes through.
+ */
+static void test_leave_refused_when_voters_left_unreachable(void **state)
+{
+	struct hr *h = cluster(3, 5);
+	raft_index index;
+	raft_id l, b, c;
+	char nb[8], nc[8];
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	b = l % 3 + 1;
+	c = b % 3 + 1;
+	snprintf(nb, sizeof(nb), "n%02u", (unsigned)b - 1);
+	snprintf(nc, sizeof(nc), "n%02u", (unsigned)c - 1);
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
+	hr_crash(h, c);		/* rebooting for maintenance */
+	hr_run_for(h, ET);	/* not yet lost (3 ET) */
+	assert_int_equal(hr_change(h, l, nb, false, &index), -EHOSTUNREACH);
+	hr_run_for(h, 5 * ET);
+	assert_int_equal(hr_leader(h), l);
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
+	assert_int_equal(hr_change(h, l, nc, false, &index), 0);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nc));
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, c)), -1);
+	submit_n(h, l, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	hr_free(h);
+}
+
+/*
+ * The same with a caught-up standby: it is promoted first (-EBUSY while
+ * that is under way), then the removal goes through and commits.
+ */
+static void test_leave_promotes_standby_first(void **state)
+{
+	struct hr *h = cluster(4, 5);
+	raft_index index;
+	raft_id l, b, c;
+	unsigned tries = 0;
+	char nb[8];
+	int rv;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
+	for (b = 1; b == l || imexd_cons_role(hr_cons(h, l), hr_id(h, b)) !=
+				     RAFT_VOTER; b++)
+		;
+	for (c = 1; c == l || c == b ||
+		    imexd_cons_role(hr_cons(h, l), hr_id(h, c)) != RAFT_VOTER;
+	     c++)
+		;
+	snprintf(nb, sizeof(nb), "n%02u", (unsigned)b - 1);
+	hr_crash(h, c);
+	hr_run_for(h, ET);
+	while ((rv = hr_change(h, l, nb, false, &index)) == -EBUSY &&
+	       tries++ < 100)
+		hr_run_for(h, ET / 10);
+	printf("  removal of %s accepted after %u retries\n", nb, tries);
+	assert_int_equal(rv, 0);
+	assert_true(tries > 0);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nb));
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, b)), -1);
+	hr_crash(h, b);		/* out of the group: no longer follows */
+	submit_n(h, l, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	hr_free(h);
+}
+
 static void test_membership_random_faults(void **state)
 {
 	const char *one = getenv("IMEX_SEED");
@@ -1023,6 +1102,8 @@ int main(void)
 		cmocka_unit_test(test_join_and_leave),
 		cmocka_unit_test(test_random_faults_agreement),
 		cmocka_unit_test(test_membership_random_faults),
+		cmocka_unit_test(test_leave_refused_when_voters_left_unreachable),
+		cmocka_unit_test(test_leave_promotes_standby_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
