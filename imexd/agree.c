@@ -101,9 +101,15 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 	rv = act->data && act->message && act->def &&
 	     (act->ids || !res.nids) ? 0 : -ENOMEM;
 	r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
-	if (!rv && r && r->state == REQ_SUBMITTED)
+	if (!rv && r && r->state == REQ_SUBMITTED &&
+	    r->type == IMEXD_CMD_NODE_LEAVE && !r->left && !res.error) {
+		/* Marked leaving: the configuration change is next. */
+		r->state = REQ_WAIT;
+		r->retry_at = 0;
+	} else if (!rv && r && r->state == REQ_SUBMITTED) {
 		rv = ag_req_finish(a, r, res.error, res.message, &res.def,
 				ca->apply.index, res.ids, res.nids);
+	}
 	imexd_fsm_result_free(&res);
 	return rv;
 }

@@ -400,14 +400,17 @@ static void unreachable_voters(struct imexd_agree *a, uint64_t now,
 
 /*
  * A join or leave on the leader: a joining node must report this node's
- * fabric identity; a leaving node must be named by no domain.  Then one
- * configuration change, tagged with the request (CHANGED answers it).
- * 1: not the leader after all (forward it); 2: the leave's table step is
- * next.
+ * fabric identity; a leaving node must be named by no domain.  A leave
+ * first marks the node leaving in the table (a command: the log orders
+ * it against creates naming the node).  Then one configuration change,
+ * tagged with the request (CHANGED answers it), and for a leave the
+ * table step that drops the identity.  1: not the leader after all
+ * (forward it); 2: the leave's table step is next.
  */
 static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
 	const struct imexd_fsm_node *me = &a->cfg.identity;
+	const struct imexd_fsm_node *k;
 	char text[2 * IMEXD_MESSAGE_MAX];	/* cut to IMEXD_MESSAGE_MAX */
 	char address[IMEX_NAME_MAX + IMEXD_ADDR_MAX + 2];
 	bool join = r->type == IMEXD_CMD_NODE_JOIN;
@@ -445,6 +448,10 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		text[IMEXD_MESSAGE_MAX] = '\0';
 		return ag_req_finish(a, r, EBUSY, text, NULL, 0, NULL, 0);
 	}
+	k = join ? NULL : imexd_fsm_node(a->fsm, cmd.u.node.name);
+	if (k && !k->leaving &&
+	    !imexd_cons_can_remove(a->cons, now, cmd.u.node.name))
+		return 2;	/* the table step first: marks it leaving */
 	snprintf(address, sizeof(address), "%s%s%s", cmd.u.node.name,
 		 cmd.u.node.addr[0] ? "=" : "", cmd.u.node.addr);
 	rv = imexd_cons_change(a->cons, now, address, join, r->id, &index,

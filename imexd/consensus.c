@@ -1760,6 +1760,22 @@ raft_id imexd_cons_self(const struct imexd_cons *c)
 	return c->self;
 }
 
+int imexd_cons_can_remove(struct imexd_cons *c, uint64_t now,
+			  const char *name)
+{
+	raft_id id = imexd_cons_name_id(name);
+
+	if (raft_state(&c->raft) != RAFT_LEADER)
+		return -IMEXD_CONS_ENOTLEADER;
+	if (!is_member(c, id))
+		return -ENOENT;
+	if (id == c->self)
+		return -EDEADLK;
+	if (!keeps_quorum(c, now, id) && !reachable_standby(c, now))
+		return -EHOSTUNREACH;
+	return 0;
+}
+
 /*
  * Membership.  One change at a time, on a leader that committed an entry
  * of its term, never while upkeep promotes a node.

@@ -256,6 +256,12 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 		      const char *address, bool add, uint64_t tag,
 		      raft_index *index, raft_id *leader);
 
+/* Whether imexd_cons_change() could remove node `name` now, as far as
+ * this leader can tell: 0, or the error it would return (-EHOSTUNREACH,
+ * -EDEADLK, -ENOENT, -IMEXD_CONS_ENOTLEADER). */
+int imexd_cons_can_remove(struct imexd_cons *c, uint64_t now,
+			  const char *name);
+
 /* Next action; false when none is left. */
 bool imexd_cons_next(struct imexd_cons *c, struct imexd_cons_action *a);
 

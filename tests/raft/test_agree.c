@@ -593,6 +593,45 @@ static void test_leave_leader_lost(void **state)
 }
 
 /*
+ * A create naming a node and a leave of that node at once: the leave's
+ * table step (marking the node leaving) and the create are ordered by the
+ * log, so either the create is refused or the leave is; never a domain
+ * naming a node out of the group.
+ */
+static void test_create_and_leave_at_once(void **state)
+{
+	struct tnet *t = net_new(4);
+	const char *m[2];
+	unsigned l, f, victim;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 4);
+	f = (l + 1) % 4;
+	victim = (l + 2) % 4;
+	m[0] = t->nodes[f].name;
+	m[1] = t->nodes[victim].name;
+	request_create(t, f, 10, "race", m, 2);
+	request_node(t, l, 11, IMEXD_CMD_NODE_LEAVE, t->nodes[victim].name,
+		     "", NULL);
+	wait_done(t, 10, 5 * ET);
+	wait_done(t, 11, 5 * ET);
+	l = leader_of(t);
+	printf("  create: %d '%s'\n  leave: %d '%s'\n  victim role %d, domain %s\n",
+	       t->done[10].error, t->done[10].message, t->done[11].error,
+	       t->done[11].message, role_at(t, l, t->nodes[victim].name),
+	       imexd_fsm_domain(imexd_agree_fsm(t->nodes[l].ag), "race") ?
+	       "exists" : "absent");
+	assert_true(!t->done[10].error != !t->done[11].error);
+	assert_false(!t->done[10].error &&
+		     role_at(t, l, t->nodes[victim].name) < 0);
+	assert_false(!t->done[11].error &&
+		     imexd_fsm_domain(imexd_agree_fsm(t->nodes[l].ag), "race"));
+	net_free(t);
+}
+
+/*
  * Voters n0..n2, one powered off a moment ago: a leave of another voter
  * would leave a configuration that needs the off one.  Refused at once
  * (EBUSY), the message names the unreachable voter; nothing changed.
@@ -811,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_forwarded_identity_of_another_node_refused),
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
 		cmocka_unit_test(test_leave_refused_names_unreachable_voter),
+		cmocka_unit_test(test_create_and_leave_at_once),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);
