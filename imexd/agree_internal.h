@@ -30,6 +30,11 @@ struct ag_req {
 	bool left;		/* NODE_LEAVE: out of the configuration; the
 				 * table command is next */
 	bool repeated;		/* forwarded again after its leader was lost */
+	/* NODE_JOIN on the leader: its own check of the node (JOIN_CHECK). */
+	bool checking, checked;
+	int check_error;
+	uint8_t fabric_uuid[16];
+	uint32_t partition;
 };
 
 struct ag_scratch {

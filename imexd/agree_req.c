@@ -427,15 +427,39 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	if (rv)
 		return ag_req_finish(a, r, EINVAL, "invalid request", NULL, 0,
 				     NULL, 0);
-	if (join && (memcmp(cmd.u.node.fabric_uuid, me->fabric_uuid, 16) ||
-		     cmd.u.node.partition != me->partition)) {
+	if (join && !r->checked) {
+		struct imexd_agree_action *act;
+
+		/* Never the request's identity: the node's own HELLO here. */
+		if (r->checking)
+			return 0;
+		act = ag_push(a, IMEXD_AGREE_JOIN_CHECK);
+		if (!act)
+			return -ENOMEM;
+		act->to = ag_str(a, cmd.u.node.name);
+		act->message = ag_str(a, cmd.u.node.addr);
+		act->tag = r->id;
+		r->checking = true;
+		return act->to && act->message ? 0 : -ENOMEM;
+	}
+	if (join && r->check_error) {
+		snprintf(text, sizeof(text),
+			 "node '%s' did not connect to the leader %s: check that imexd runs there and that the leader reaches it%s%.64s; not joined",
+			 cmd.u.node.name, a->self,
+			 cmd.u.node.addr[0] ? " at " : "", cmd.u.node.addr);
+		text[IMEXD_MESSAGE_MAX] = '\0';
+		return ag_req_finish(a, r, r->check_error, text, NULL, 0, NULL,
+				     0);
+	}
+	if (join && (memcmp(r->fabric_uuid, me->fabric_uuid, 16) ||
+		     r->partition != me->partition)) {
 		char theirs[37], ours[37];
 
-		uuid_text(cmd.u.node.fabric_uuid, theirs);
+		uuid_text(r->fabric_uuid, theirs);
 		uuid_text(me->fabric_uuid, ours);
 		snprintf(text, sizeof(text),
 			 "node '%s' reports fabric %s partition %u, this NVLink domain is fabric %s partition %u: not joined",
-			 cmd.u.node.name, theirs, (unsigned int)cmd.u.node.partition,
+			 cmd.u.node.name, theirs, (unsigned int)r->partition,
 			 ours, (unsigned int)me->partition);
 		text[IMEXD_MESSAGE_MAX] = '\0';
 		return ag_req_finish(a, r, EXDEV, text, NULL, 0, NULL, 0);
@@ -847,6 +871,28 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 			rv = ag_req_finish(a, r, EACCES, refused, NULL, 0,
 					   NULL, 0);
 		return rv ? rv : ag_settle(a, now);
+	}
+	return ag_settle(a, now);
+}
+
+int imexd_agree_join_checked(struct imexd_agree *a, uint64_t now,
+			     uint64_t tag, const uint8_t fabric_uuid[16],
+			     uint32_t partition, int error)
+{
+	struct ag_req *r;
+	int rv = ag_begin(a);
+
+	if (rv)
+		return rv;
+	r = ag_req_by_id(a, tag);
+	if (r && r->type == IMEXD_CMD_NODE_JOIN && r->checking &&
+	    !r->checked) {
+		r->checked = true;
+		r->check_error = error;
+		if (fabric_uuid)
+			memcpy(r->fabric_uuid, fabric_uuid, 16);
+		r->partition = partition;
+		r->retry_at = 0;
 	}
 	return ag_settle(a, now);
 }

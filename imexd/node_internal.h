@@ -101,6 +101,15 @@ struct imexd_node {
 		bool submitted;		/* waiting for the group's answer */
 	} joins[IMEXD_NODE_JOINS_MAX];
 	unsigned n_joins;
+	struct node_check {		/* this leader's own check of a join */
+		uint64_t tag;		/* JOIN_CHECK's */
+		char name[IMEX_NAME_MAX];
+		uint64_t deadline;
+		bool ready;		/* its HELLO came: answer agree */
+		uint8_t fabric_uuid[16];
+		uint32_t partition;
+	} checks[IMEXD_NODE_JOINS_MAX];
+	unsigned n_checks;
 	struct node_hello {		/* the last HELLO of each bound peer */
 		char name[IMEX_NAME_MAX];
 		uint8_t fabric_uuid[16];
@@ -121,6 +130,9 @@ void node_members_sync(struct imexd_node *n);
 void node_hello(struct imexd_node *n, const char *name,
 		const struct imexd_msg *hello);
 void node_joins_expire(struct imexd_node *n);
+void node_join_check(struct imexd_node *n, const char *name,
+		     const char *addr, uint64_t tag);
+void node_checks_answer(struct imexd_node *n);
 void node_join_done(struct imexd_node *n, uint64_t req_id);
 uint64_t node_joins_deadline(const struct imexd_node *n);
 void node_pump(struct imexd_node *n);

@@ -131,6 +131,7 @@ struct tnode {
 	struct imexd_agree *ag;
 	struct imexd_def *kernel;
 	size_t nk;
+	const uint8_t *hello_fabric;	/* its HELLO's; NULL: fabric */
 };
 
 struct tnet {
@@ -178,6 +179,9 @@ static void drain(struct tnet *t, unsigned i, int rv)
 {
 	struct tnode *nd = &t->nodes[i];
 	struct imexd_agree_action act;
+	uint64_t checks[8];
+	unsigned nchecks = 0, k, c;
+	char checked[8][8];
 	bool kdone = false;
 
 	assert_int_equal(rv, 0);
@@ -221,6 +225,13 @@ static void drain(struct tnet *t, unsigned i, int rv)
 			kernel_step(nd, &act);
 			kdone = true;
 			break;
+		case IMEXD_AGREE_JOIN_CHECK:
+			/* The joining node's HELLO: one of the net's running
+			 * nodes answers; any other name never does. */
+			assert_true(nchecks < 8);
+			checks[nchecks] = act.tag;
+			snprintf(checked[nchecks++], 8, "%s", act.to);
+			break;
 		default:
 			break;
 		}
@@ -228,6 +239,15 @@ static void drain(struct tnet *t, unsigned i, int rv)
 	if (kdone)
 		drain(t, i, imexd_agree_kernel_done(nd->ag, t->now, 0,
 						    nd->kernel, nd->nk));
+	for (k = 0; k < nchecks; k++)
+		for (c = 0; c < NN; c++)
+			if (!strcmp(t->nodes[c].name, checked[k]) &&
+			    t->nodes[c].ag)
+				drain(t, i, imexd_agree_join_checked(
+					nd->ag, t->now, checks[k],
+					t->nodes[c].hello_fabric ?
+					t->nodes[c].hello_fabric : fabric,
+					0, 0));
 }
 
 static void node_start(struct tnet *t, unsigned i)
@@ -455,9 +475,11 @@ static void test_join_and_leave(void **state)
 	assert_int_equal(role_at(t, l, "n4"), -1);
 	f = (l + 1) % 4;
 
-	/* Another fabric: refused, nothing changes. */
-	request_node(t, f, 1, IMEXD_CMD_NODE_JOIN, "n4", "", other);
+	/* Another fabric (in n4's own HELLO): refused, nothing changes. */
+	t->nodes[4].hello_fabric = other;
+	request_node(t, f, 1, IMEXD_CMD_NODE_JOIN, "n4", "", fabric);
 	wait_done(t, 1, 5 * ET);
+	t->nodes[4].hello_fabric = NULL;
 	assert_int_equal(t->done[1].error, EXDEV);
 	assert_non_null(strstr(t->done[1].message, "node 'n4' reports fabric 07000000-"));
 	assert_non_null(strstr(t->done[1].message, "not joined"));
@@ -589,6 +611,70 @@ static void test_leave_leader_lost(void **state)
 	assert_true(nl < NN && nl != l);
 	assert_int_equal(role_at(t, nl, name), -1);
 	assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[nl].ag), name));
+	net_free(t);
+}
+
+static void forward_node(struct tnet *t, unsigned l, const char *from,
+			 uint64_t tag, uint8_t type, const char *name)
+{
+	struct imexd_cmd cmd;
+	uint8_t *buf;
+	size_t len;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = type;
+	snprintf(cmd.u.node.name, sizeof(cmd.u.node.name), "%s", name);
+	if (type == IMEXD_CMD_NODE_JOIN) {
+		snprintf(cmd.u.node.addr, sizeof(cmd.u.node.addr), "203.0.113.9:1");
+		memcpy(cmd.u.node.fabric_uuid, fabric, 16);
+	}
+	assert_int_equal(imexd_cmd_encode(&cmd, &buf, &len, NULL), 0);
+	drain(t, l, imexd_agree_forwarded(t->nodes[l].ag, t->now, from, tag,
+					  buf, len));
+	free(buf);
+}
+
+/*
+ * A member forwards a NODE_JOIN of a node that never said HELLO, with a
+ * copied fabric identity: the leader checks the node itself (JOIN_CHECK)
+ * and, with no HELLO, never adds it.  A forwarded join of a waiting node
+ * takes the fabric identity of that node's own HELLO, not the request's.
+ * A forwarded leave from a member is carried out (root on a member
+ * administers the group).
+ */
+static void test_forwarded_join_checked_by_leader(void **state)
+{
+	static const uint8_t other[16] = { 0x07 };
+	struct tnet *t = net_new(4);
+	unsigned l, s, victim;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 4);
+	s = (l + 1) % 4;
+	victim = (l + 2) % 4;
+	forward_node(t, l, t->nodes[s].name, 901, IMEXD_CMD_NODE_JOIN, "rogue");
+	run_for(t, 3 * ET);
+	l = leader_of(t);
+	assert_int_equal(role_at(t, l, "rogue"), -1);
+	/* n4 waits to be joined, its HELLO says another fabric. */
+	t->nodes[4].hello_fabric = other;
+	forward_node(t, l, t->nodes[s].name, 902, IMEXD_CMD_NODE_JOIN, "n4");
+	run_for(t, 3 * ET);
+	l = leader_of(t);
+	assert_int_equal(role_at(t, l, "n4"), -1);
+	t->nodes[4].hello_fabric = NULL;
+	forward_node(t, l, t->nodes[s].name, 903, IMEXD_CMD_NODE_JOIN, "n4");
+	run_for(t, 3 * ET);
+	l = leader_of(t);
+	assert_true(role_at(t, l, "n4") >= 0);
+	forward_node(t, l, t->nodes[s].name, 904, IMEXD_CMD_NODE_LEAVE,
+		     t->nodes[victim].name);
+	run_for(t, 5 * ET);
+	l = leader_of(t);
+	assert_int_equal(role_at(t, l, t->nodes[victim].name), -1);
+	assert_int_equal(role_at(t, l, "rogue"), -1);
 	net_free(t);
 }
 
@@ -851,6 +937,7 @@ int main(void)
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
 		cmocka_unit_test(test_leave_refused_names_unreachable_voter),
 		cmocka_unit_test(test_create_and_leave_at_once),
+		cmocka_unit_test(test_forwarded_join_checked_by_leader),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);
