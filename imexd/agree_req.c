@@ -365,7 +365,7 @@ static const char *change_refused(int err, bool join)
 	case -EEXIST:
 		return "has the raft id of another node (its name hashes alike): give it another name";
 	case -EDEADLK:
-		return "leads the group and cannot remove itself: stop imexd there (another node takes over) and retry";
+		return "leads the group and no other node can take over (none is reachable): not removed";
 	case -ENOSPC:
 		return "cannot join: the NVLink domain has the most nodes it may have";
 	case -EBUSY:
@@ -499,8 +499,9 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		return 2;
 	}
 	if (rv == -EBUSY && now + 2 * a->et < r->deadline) {
+		/* A promotion or a hand-over may be under way: drain it. */
 		r->retry_at = now + a->et / 10 + 1;
-		return 0;
+		return ag_pump(a, now);
 	}
 	if (rv == -EHOSTUNREACH) {
 		char lost[100];

@@ -94,6 +94,7 @@ struct imexd_cons {
 	/* Upkeep (leader). */
 	raft_id promoting;
 	uint64_t promote_backoff;
+	uint64_t self_leaving_until;	/* a leave of this leader: no demotion */
 
 	/* Last reported status. */
 	int rep_state;
@@ -1054,6 +1055,7 @@ static int upkeep(struct imexd_cons *c, uint64_t now)
 		}
 	}
 	if (voters > imexd_cons_voters(conf->n) && (lost || oldest) &&
+	    now >= c->self_leaving_until &&
 	    keeps_quorum(c, now, lost ? lost : oldest))
 		return change_role(c, now, lost ? lost : oldest, RAFT_STANDBY);
 	if ((lost || voters < imexd_cons_voters(conf->n)) && standby &&
@@ -1760,6 +1762,47 @@ raft_id imexd_cons_self(const struct imexd_cons *c)
 	return c->self;
 }
 
+/*
+ * A leave of the leader: hand leadership to an up-to-date voter heard
+ * from lately (the caller retries and forwards the leave to it); with no
+ * other voter, promote a reachable standby first (upkeep demotes nobody
+ * meanwhile).  -EBUSY while under way, -EDEADLK when nobody can take over.
+ */
+static int leave_self(struct imexd_cons *c, uint64_t now)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	raft_id to = 0, standby;
+	struct raft_event ev;
+	raft_index match;
+	unsigned i;
+	int rv;
+
+	if (c->raft.leader_state.transferee)
+		return -EBUSY;
+	for (i = 0; i < conf->n && !to; i++) {
+		const struct raft_server *s = &conf->servers[i];
+
+		if (s->role == RAFT_VOTER && s->id != c->self &&
+		    now - imexd_cons_heard(c, s->id) < c->et &&
+		    raft_match_index(&c->raft, s->id, &match) == 0 &&
+		    match == raft_last_index(&c->raft))
+			to = s->id;
+	}
+	if (to) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = RAFT_TRANSFER;
+		ev.transfer.server_id = to;
+		rv = finish(c, now, step(c, now, &ev));
+		return rv ? rv : -EBUSY;
+	}
+	standby = reachable_standby(c, now);
+	if (!standby)
+		return -EDEADLK;
+	c->self_leaving_until = now + 3 * c->et;
+	rv = finish(c, now, promote(c, now, standby));
+	return rv ? rv : -EBUSY;
+}
+
 int imexd_cons_can_remove(struct imexd_cons *c, uint64_t now,
 			  const char *name)
 {
@@ -1815,7 +1858,7 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 	if (add ? is_member(c, id) : !is_member(c, id))
 		return add ? -EALREADY : -ENOENT;
 	if (!add && id == c->self)
-		return -EDEADLK;
+		return leave_self(c, now);
 	if (!add && !keeps_quorum(c, now, id)) {
 		raft_id standby = reachable_standby(c, now);
 

@@ -679,6 +679,34 @@ static void test_forwarded_join_checked_by_leader(void **state)
 }
 
 /*
+ * A leave of the leader, asked on the leader, in a group of two (one
+ * voter): it promotes the other node, hands it leadership, and the leave
+ * goes on to the new leader, which carries it out.
+ */
+static void test_leave_of_the_leader_hands_over(void **state)
+{
+	struct tnet *t = net_new(2);
+	unsigned l, nl;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 2);
+	request_node(t, l, 1, IMEXD_CMD_NODE_LEAVE, t->nodes[l].name, "",
+		     NULL);
+	wait_done(t, 1, 5 * ET);
+	printf("  %d '%s'\n", t->done[1].error, t->done[1].message);
+	assert_int_equal(t->done[1].error, 0);
+	run_for(t, ET);
+	nl = leader_of(t);
+	assert_int_equal(nl, 1 - l);
+	assert_int_equal(role_at(t, nl, t->nodes[l].name), -1);
+	assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[nl].ag),
+				   t->nodes[l].name));
+	net_free(t);
+}
+
+/*
  * A create naming a node and a leave of that node at once: the leave's
  * table step (marking the node leaving) and the create are ordered by the
  * log, so either the create is refused or the leave is; never a domain
@@ -938,6 +966,7 @@ int main(void)
 		cmocka_unit_test(test_leave_refused_names_unreachable_voter),
 		cmocka_unit_test(test_create_and_leave_at_once),
 		cmocka_unit_test(test_forwarded_join_checked_by_leader),
+		cmocka_unit_test(test_leave_of_the_leader_hands_over),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);

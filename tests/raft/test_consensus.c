@@ -784,12 +784,6 @@ static void test_join_and_leave(void **state)
 	assert_int_equal(hr_change(h, l, "n00", true, &index), -EALREADY);
 	assert_int_equal(hr_change(h, l, "zz", false, &index), -ENOENT);
 	assert_int_equal(hr_change(h, l, "", true, &index), -EINVAL);
-	{
-		char self[8];
-
-		snprintf(self, sizeof(self), "n%02u", (unsigned)l - 1);
-		assert_int_equal(hr_change(h, l, self, false, &index), -EDEADLK);
-	}
 	assert_int_equal(hr_change(h, l % 4 + 1, "n04", true, &index),
 			 -IMEXD_CONS_ENOTLEADER);
 	/* Join n04 (node 5) with an address. */
@@ -1065,6 +1059,92 @@ static void test_leave_promotes_standby_first(void **state)
 	hr_free(h);
 }
 
+/*
+ * A leave of the leader in a 2-node group (one voter): the leader
+ * promotes the other node, hands it leadership, and the leave then
+ * completes on the new leader; the group keeps a leader throughout.
+ */
+static void test_leader_leave_hands_over_two_nodes(void **state)
+{
+	struct hr *h = cluster(2, 9);
+	raft_index index;
+	raft_id l, o, at;
+	unsigned tries = 0;
+	char nl[8];
+	int rv;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 10 * ET);	/* upkeep: 2 names keep 1 voter */
+	l = hr_leader(h);
+	o = l % 2 + 1;
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 1);
+	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
+	for (;;) {
+		at = hr_leader(h);
+		rv = at ? hr_change(h, at, nl, false, &index) : -EBUSY;
+		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
+		    tries++ >= 200)
+			break;
+		hr_run_for(h, ET / 10);
+	}
+	printf("  leave of leader %s: %d after %u tries, at n%02u\n", nl, rv,
+	       tries, (unsigned)at - 1);
+	assert_int_equal(rv, 0);
+	assert_int_equal(at, o);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nl));
+	assert_int_equal(imexd_cons_role(hr_cons(h, o), hr_id(h, l)), -1);
+	hr_crash(h, l);
+	hr_run_for(h, 5 * ET);
+	assert_int_equal(hr_leader(h), o);
+	submit_n(h, o, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	hr_free(h);
+}
+
+/* A group of one: nobody can take over, the leave is refused. */
+static void test_leader_leave_alone_refused(void **state)
+{
+	struct hr *h = cluster(1, 3);
+	raft_index index;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 2 * ET);
+	assert_int_equal(hr_change(h, 1, "n00", false, &index), -EDEADLK);
+	hr_free(h);
+}
+
+/* Three voters: the leader hands over at once, the new one removes it. */
+static void test_leader_leave_hands_over_three_voters(void **state)
+{
+	struct hr *h = cluster(3, 5);
+	raft_index index;
+	raft_id l, at;
+	unsigned tries = 0;
+	char nl[8];
+	int rv;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
+	for (;;) {
+		at = hr_leader(h);
+		rv = at ? hr_change(h, at, nl, false, &index) : -EBUSY;
+		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
+		    tries++ >= 200)
+			break;
+		hr_run_for(h, ET / 10);
+	}
+	assert_int_equal(rv, 0);
+	assert_int_not_equal(at, l);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nl));
+	assert_int_equal(imexd_cons_role(hr_cons(h, at), hr_id(h, l)), -1);
+	hr_free(h);
+}
+
 static void test_membership_random_faults(void **state)
 {
 	const char *one = getenv("IMEX_SEED");
@@ -1104,6 +1184,9 @@ int main(void)
 		cmocka_unit_test(test_membership_random_faults),
 		cmocka_unit_test(test_leave_refused_when_voters_left_unreachable),
 		cmocka_unit_test(test_leave_promotes_standby_first),
+		cmocka_unit_test(test_leader_leave_hands_over_two_nodes),
+		cmocka_unit_test(test_leader_leave_hands_over_three_voters),
+		cmocka_unit_test(test_leader_leave_alone_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
