@@ -331,6 +331,19 @@ static void join_drop(struct imexd_node *n, unsigned i)
 	n->members_seen = 0;	/* sync again: the node may stop being a peer */
 }
 
+/* A removed node's HELLO goes with it (the table stays within the
+ * peers held at once). */
+static void hello_drop(struct imexd_node *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_hellos; i++)
+		if (!strcmp(n->hellos[i].name, name)) {
+			n->hellos[i] = n->hellos[--n->n_hellos];
+			return;
+		}
+}
+
 /* Peers follow the raft configuration: a node it adds is dialled (at the
  * join's address, else NODES_FILE's), a node in none is not a peer (but
  * one a join here waits for). */
@@ -371,6 +384,7 @@ void node_members_sync(struct imexd_node *n)
 			continue;
 		node_log(n, IMEXD_LOG_INFO,
 			 "node '%s' is not in the group: no longer a peer", name);
+		hello_drop(n, name);
 		imexd_peers_remove(n->peers, n->now, name);
 	}
 }
