@@ -627,15 +627,17 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 	if (!id)
 		id = imexd_cons_learn(a->cons, from);
 	if (!id || id == imexd_cons_self(a->cons))
-		return ag_log(a, 4, "raft message from %s dropped: not a peer in the roster",
-			     from);
+		return ag_log_due(a, now, "raft-stranger", from) ?
+		       ag_log(a, 4, "raft message from %s dropped: not a peer in the roster",
+			      from) : 0;
 	rv = imexd_raftwire_decode(buf, len, id, imexd_cons_name(a->cons, id),
 				   &msg, &why);
 	if (rv == -ENOMEM)
 		return rv;
 	if (rv)
-		return ag_log(a, 4, "raft message from %s dropped: %s", from,
-			     why ? why : strerror(-rv));
+		return ag_log_due(a, now, "raft-bad", from) ?
+		       ag_log(a, 4, "raft message from %s dropped: %s", from,
+			      why ? why : strerror(-rv)) : 0;
 	rv = imexd_cons_receive(a->cons, now, id, &msg);
 	imexd_raftwire_release(&msg);
 	if (rv) {

@@ -17,6 +17,8 @@ enum req_kind {
 
 enum req_state { REQ_WAIT = 1, REQ_SUBMITTED, REQ_FORWARDED };
 
+#define AG_LOGKEYS_MAX 32	/* names whose lines are limited */
+
 struct ag_req {
 	uint64_t id;		/* consensus tag / FORWARD tag; unique here */
 	uint64_t tag;		/* the caller's (LOCAL) or the origin's (SERVE) */
@@ -78,6 +80,12 @@ struct imexd_agree {
 	bool identity_refused;
 	bool refusal_logged;		/* a forwarded request refused: when */
 	uint64_t refusal_logged_at;
+	/* Lines a peer can cause: once a minute per (what, name). */
+	struct ag_logkey {
+		char what[16];
+		char name[IMEX_NAME_MAX];
+		uint64_t at;
+	} logkeys[AG_LOGKEYS_MAX];
 
 	struct imexd_def *have;		/* the kernel's domains */
 	size_t n_have;
@@ -100,6 +108,8 @@ const struct imexd_def *ag_def(struct imexd_agree *a,
 			     const struct imexd_def *def);
 __attribute__((format(printf, 3, 4)))
 int ag_log(struct imexd_agree *a, int level, const char *fmt, ...);
+bool ag_log_due(struct imexd_agree *a, uint64_t now, const char *what,
+		const char *name);
 int ag_begin(struct imexd_agree *a);
 struct ag_req *ag_req_by_id(struct imexd_agree *a, uint64_t id);
 void ag_req_del(struct imexd_agree *a, struct ag_req *r);

@@ -109,6 +109,34 @@ int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
 	return act->message ? 0 : -ENOMEM;
 }
 
+/*
+ * Whether a line a peer can cause (`what` about `name`) may be logged now:
+ * once a minute per (what, name), in a table of AG_LOGKEYS_MAX where the
+ * oldest entry gives way.
+ */
+bool ag_log_due(struct imexd_agree *a, uint64_t now, const char *what,
+		const char *name)
+{
+	struct ag_logkey *k, *old = &a->logkeys[0];
+	size_t i;
+
+	for (i = 0; i < AG_LOGKEYS_MAX; i++) {
+		k = &a->logkeys[i];
+		if (!strcmp(k->what, what) && !strcmp(k->name, name)) {
+			if (k->at && now - k->at < 60000)
+				return false;
+			k->at = now ? now : 1;
+			return true;
+		}
+		if (k->at < old->at)
+			old = k;
+	}
+	snprintf(old->what, sizeof(old->what), "%s", what);
+	snprintf(old->name, sizeof(old->name), "%s", name);
+	old->at = now ? now : 1;
+	return true;
+}
+
 /* Every input starts here: the previous actions must have been drained. */
 int ag_begin(struct imexd_agree *a)
 {
@@ -824,8 +852,9 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 	if (!strcmp(from, a->self) ||
 	    (a->cons ? imexd_cons_role(a->cons, imexd_cons_id(a->cons, from)) < 0 :
 		       i == a->cfg.n_roster))
-		return ag_log(a, 4, "request from %s dropped: not a node of the group",
-			     from);
+		return ag_log_due(a, now, "stranger", from) ?
+		       ag_log(a, 4, "request from %s dropped: not a node of the group",
+			      from) : 0;
 	/* A duplicate of a request being served is the same request. */
 	for (i = 0; i < a->n_reqs; i++) {
 		if (a->reqs[i].kind != REQ_SERVE ||

@@ -54,6 +54,8 @@ struct node_dom_sig {
 	uint64_t generation;
 };
 
+#define NODE_LOGKEYS_MAX 32
+
 struct imexd_node {
 	struct imexd_node_config cfg;	/* roster: see below */
 	struct imexd_roster_node *roster;
@@ -117,11 +119,20 @@ struct imexd_node {
 	} *hellos;
 	size_t n_hellos, cap_hellos;
 
+	/* Lines a peer or the configuration repeats: once a minute per
+	 * (what, name), the oldest of NODE_LOGKEYS_MAX giving way. */
+	struct node_logkey {
+		char what[16];
+		char name[IMEX_NAME_MAX];
+		uint64_t at;
+	} logkeys[NODE_LOGKEYS_MAX];
+
 	imexd_node_applied_fn *applied_fn;	/* checkers only */
 	void *applied_ctx;
 };
 
 /* node.c */
+bool node_log_due(struct imexd_node *n, const char *what, const char *name);
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void node_ag(struct imexd_node *n, int rv, const char *what);

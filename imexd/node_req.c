@@ -315,6 +315,28 @@ static int join_find(const struct imexd_node *n, const char *name)
 	return -1;
 }
 
+bool node_log_due(struct imexd_node *n, const char *what, const char *name)
+{
+	struct node_logkey *k, *old = &n->logkeys[0];
+	size_t i;
+
+	for (i = 0; i < NODE_LOGKEYS_MAX; i++) {
+		k = &n->logkeys[i];
+		if (!strcmp(k->what, what) && !strcmp(k->name, name)) {
+			if (k->at && n->now - k->at < 60000)
+				return false;
+			k->at = n->now ? n->now : 1;
+			return true;
+		}
+		if (k->at < old->at)
+			old = k;
+	}
+	snprintf(old->what, sizeof(old->what), "%s", what);
+	snprintf(old->name, sizeof(old->name), "%s", name);
+	old->at = n->now ? n->now : 1;
+	return true;
+}
+
 static int check_find(const struct imexd_node *n, const char *name)
 {
 	unsigned i;
@@ -368,7 +390,8 @@ void node_members_sync(struct imexd_node *n)
 		if (!name || !strcmp(name, n->cfg.name))
 			continue;
 		if (imexd_peers_add(n->peers, n->now, name,
-				    imexd_cons_addr(c, conf->servers[k].id)))
+				    imexd_cons_addr(c, conf->servers[k].id)) &&
+		    node_log_due(n, "no-peer", name))
 			node_log(n, IMEXD_LOG_ERR,
 				 "node '%s' of the group cannot be a peer (bad address, or too many nodes)",
 				 name);
@@ -480,9 +503,10 @@ void node_join_check(struct imexd_node *n, const char *name,
 	}
 	if (n->n_checks >= IMEXD_NODE_JOINS_MAX) {
 		/* The request times out. */
-		node_log(n, IMEXD_LOG_WARN,
-			 "join of '%s' not checked: %u joins under way", name,
-			 (unsigned int)IMEXD_NODE_JOINS_MAX);
+		if (node_log_due(n, "no-check", name))
+			node_log(n, IMEXD_LOG_WARN,
+				 "join of '%s' not checked: %u joins under way",
+				 name, (unsigned int)IMEXD_NODE_JOINS_MAX);
 		return;
 	}
 	c = &n->checks[n->n_checks++];

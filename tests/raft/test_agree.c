@@ -706,6 +706,50 @@ static void test_leave_of_the_leader_hands_over(void **state)
 	net_free(t);
 }
 
+/* Log lines of node i's pending actions that contain `text`. */
+static unsigned count_logs(struct tnet *t, unsigned i, const char *text)
+{
+	struct imexd_agree_action act;
+	unsigned n = 0;
+
+	while (imexd_agree_next(t->nodes[i].ag, &act))
+		if (act.type == IMEXD_AGREE_LOG && strstr(act.message, text))
+			n++;
+	return n;
+}
+
+/*
+ * A node outside the group (or a bad raft message) sending again and
+ * again: one line a minute per name, not one per message.
+ */
+static void test_dropped_lines_limited_per_name(void **state)
+{
+	static const uint8_t junk[4] = { 1, 2, 3, 4 };
+	struct tnet *t = net_new(3);
+	unsigned k, lines = 0, raft = 0;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	for (k = 0; k < 100; k++) {
+		assert_int_equal(imexd_agree_forwarded(t->nodes[0].ag, t->now,
+						       "n4", k + 1, junk, 4), 0);
+		lines += count_logs(t, 0, "request from n4 dropped");
+		assert_int_equal(imexd_agree_receive(t->nodes[0].ag, t->now,
+						     "n1", junk, 4), 0);
+		raft += count_logs(t, 0, "raft message from n1 dropped");
+	}
+	assert_int_equal(lines, 1);
+	assert_int_equal(raft, 1);
+	t->now += 60000;
+	assert_int_equal(imexd_agree_forwarded(t->nodes[0].ag, t->now, "n4",
+					       200, junk, 4), 0);
+	assert_int_equal(count_logs(t, 0, "request from n4 dropped"), 1);
+	assert_int_equal(imexd_agree_forwarded(t->nodes[0].ag, t->now, "n3",
+					       201, junk, 4), 0);
+	assert_int_equal(count_logs(t, 0, "request from n3 dropped"), 1);
+	net_free(t);
+}
+
 /*
  * A create naming a node and a leave of that node at once: the leave's
  * table step (marking the node leaving) and the create are ordered by the
@@ -967,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(test_create_and_leave_at_once),
 		cmocka_unit_test(test_forwarded_join_checked_by_leader),
 		cmocka_unit_test(test_leave_of_the_leader_hands_over),
+		cmocka_unit_test(test_dropped_lines_limited_per_name),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);
