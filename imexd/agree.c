@@ -64,6 +64,7 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 	struct imexd_agree_action *act;
 	struct imexd_cmd cmd;
 	const char *why = NULL;
+	bool self_leave = false;
 	struct ag_req *r;
 	int rv;
 
@@ -80,9 +81,21 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 			 (unsigned long long)ca->apply.index, why);
 	} else {
 		rv = imexd_fsm_apply(a->fsm, ca->apply.index, &cmd, &res);
+		self_leave = cmd.type == IMEXD_CMD_NODE_LEAVE &&
+			     !strcmp(cmd.u.node.name, a->self);
 		imexd_cmd_free(&cmd);
 		if (rv)
 			return rv;
+	}
+	if (self_leave && !res.error && imexd_fsm_node(a->fsm, a->self)) {
+		/* Marked leaving: the configuration change that follows
+		 * never reaches this node. */
+		rv = ag_log(a, 4, "this node is leaving the group by entry %llu: once it is out, stop imexd here or join it again",
+			    (unsigned long long)ca->apply.index);
+		if (rv) {
+			imexd_fsm_result_free(&res);
+			return rv;
+		}
 	}
 	act = ag_push(a, IMEXD_AGREE_APPLIED);
 	if (!act) {
@@ -571,6 +584,21 @@ static int have_set(struct imexd_agree *a, const struct imexd_def *kernel,
 }
 
 /* What every input ends with. */
+/* A configuration without this node (one it has): say so once. */
+static int removed_note(struct imexd_agree *a)
+{
+	bool out = a->cons && imexd_cons_members_index(a->cons) > 0 &&
+		   imexd_cons_role(a->cons, imexd_cons_self(a->cons)) < 0;
+
+	if (!out || a->removed_logged) {
+		a->removed_logged = out;
+		return 0;
+	}
+	a->removed_logged = true;
+	return ag_log(a, 4, "removed from the group by entry %llu: stop imexd or join it again",
+		      (unsigned long long)imexd_cons_members_index(a->cons));
+}
+
 int ag_settle(struct imexd_agree *a, uint64_t now)
 {
 	int rv = ag_pump(a, now);
@@ -583,6 +611,8 @@ int ag_settle(struct imexd_agree *a, uint64_t now)
 		rv = identity(a, now);
 	if (!rv)
 		rv = reconcile(a);
+	if (!rv)
+		rv = removed_note(a);
 	return rv;
 }
 

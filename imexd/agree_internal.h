@@ -80,6 +80,7 @@ struct imexd_agree {
 	bool identity_refused;
 	bool refusal_logged;		/* a forwarded request refused: when */
 	uint64_t refusal_logged_at;
+	bool removed_logged;		/* "removed from the group": said */
 	/* Lines a peer can cause: once a minute per (what, name). */
 	struct ag_logkey {
 		char what[16];

@@ -132,6 +132,7 @@ struct tnode {
 	struct imexd_def *kernel;
 	size_t nk;
 	const uint8_t *hello_fabric;	/* its HELLO's; NULL: fabric */
+	unsigned leaving_lines, removed_lines;
 };
 
 struct tnet {
@@ -224,6 +225,12 @@ static void drain(struct tnet *t, unsigned i, int rv)
 		case IMEXD_AGREE_KERNEL:
 			kernel_step(nd, &act);
 			kdone = true;
+			break;
+		case IMEXD_AGREE_LOG:
+			if (strstr(act.message, "this node is leaving the group"))
+				nd->leaving_lines++;
+			if (strstr(act.message, "removed from the group by entry"))
+				nd->removed_lines++;
 			break;
 		case IMEXD_AGREE_JOIN_CHECK:
 			/* The joining node's HELLO: one of the net's running
@@ -527,6 +534,10 @@ static void test_join_and_leave(void **state)
 		wait_done(t, 6, 5 * ET);
 		assert_int_equal(t->done[6].error, 0);
 		run_for(t, 3 * ET);
+		/* It was told, once, in its own log. */
+		assert_int_equal(t->nodes[gone].leaving_lines, 1);
+		assert_int_equal(t->nodes[gone].removed_lines, 0);
+		assert_int_equal(t->nodes[l == 0 ? 2 : 0].leaving_lines, 0);
 		l = leader_of(t);
 		assert_int_equal(role_at(t, l, name), -1);
 		assert_int_equal(imexd_cons_members(cons_of(t, l))->n, 4);
@@ -703,6 +714,7 @@ static void test_leave_of_the_leader_hands_over(void **state)
 	assert_int_equal(role_at(t, nl, t->nodes[l].name), -1);
 	assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[nl].ag),
 				   t->nodes[l].name));
+	assert_int_equal(t->nodes[l].leaving_lines, 1);
 	net_free(t);
 }
 
