@@ -79,8 +79,8 @@ struct imexd_agree {
 	uint64_t next_id;
 	bool identity_refused;
 	bool refusal_logged;		/* a forwarded request refused: when */
-	uint64_t refusal_logged_at;
 	bool removed_logged;		/* "removed from the group": said */
+	uint64_t refusal_logged_at;
 	/* Lines a peer can cause: once a minute per (what, name). */
 	struct ag_logkey {
 		char what[16];

@@ -1798,7 +1798,7 @@ static int leave_self(struct imexd_cons *c, uint64_t now)
 	standby = reachable_standby(c, now);
 	if (!standby)
 		return -EDEADLK;
-	c->self_leaving_until = now + 3 * c->et;
+	c->self_leaving_until = now + 3 * (uint64_t)c->et;
 	rv = finish(c, now, promote(c, now, standby));
 	return rv ? rv : -EBUSY;
 }

@@ -102,7 +102,6 @@ struct imexd_node {
 		uint64_t deadline;
 		bool submitted;		/* waiting for the group's answer */
 	} joins[IMEXD_NODE_JOINS_MAX];
-	unsigned n_joins;
 	struct node_check {		/* this leader's own check of a join */
 		uint64_t tag;		/* JOIN_CHECK's */
 		char name[IMEX_NAME_MAX];
@@ -111,7 +110,7 @@ struct imexd_node {
 		uint8_t fabric_uuid[16];
 		uint32_t partition;
 	} checks[IMEXD_NODE_JOINS_MAX];
-	unsigned n_checks;
+	unsigned n_joins, n_checks;
 	struct node_hello {		/* the last HELLO of each bound peer */
 		char name[IMEX_NAME_MAX];
 		uint8_t fabric_uuid[16];

@@ -173,7 +173,7 @@ static void joins_waiting_bounded(void **state)
 	}
 	assert_int_equal(f.ndone, 1);
 	assert_int_equal(f.nbusy, 1);
-	run_for(&f, 10 * 60 * 1000);
+	run_for(&f, (uint64_t)10 * 60 * 1000);
 	assert_int_equal(f.ndone, IMEXD_NODE_JOINS_MAX + 1);
 	assert_int_equal(f.nunreach, IMEXD_NODE_JOINS_MAX);
 	r.req_id = 100;
