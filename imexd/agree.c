@@ -64,6 +64,7 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 	struct imexd_agree_action *act;
 	struct imexd_cmd cmd;
 	const char *why = NULL;
+	bool self_leave = false;
 	struct ag_req *r;
 	int rv;
 
@@ -80,9 +81,21 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 			 (unsigned long long)ca->apply.index, why);
 	} else {
 		rv = imexd_fsm_apply(a->fsm, ca->apply.index, &cmd, &res);
+		self_leave = cmd.type == IMEXD_CMD_NODE_LEAVE &&
+			     !strcmp(cmd.u.node.name, a->self);
 		imexd_cmd_free(&cmd);
 		if (rv)
 			return rv;
+	}
+	if (self_leave && !res.error && imexd_fsm_node(a->fsm, a->self)) {
+		/* Marked leaving: the configuration change that follows
+		 * never reaches this node. */
+		rv = ag_log(a, 4, "this node is leaving the group by entry %llu: once it is out, stop imexd here or join it again",
+			    (unsigned long long)ca->apply.index);
+		if (rv) {
+			imexd_fsm_result_free(&res);
+			return rv;
+		}
 	}
 	act = ag_push(a, IMEXD_AGREE_APPLIED);
 	if (!act) {
@@ -101,9 +114,15 @@ static int on_apply(struct imexd_agree *a, const struct imexd_cons_action *ca)
 	rv = act->data && act->message && act->def &&
 	     (act->ids || !res.nids) ? 0 : -ENOMEM;
 	r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
-	if (!rv && r && r->state == REQ_SUBMITTED)
+	if (!rv && r && r->state == REQ_SUBMITTED &&
+	    r->type == IMEXD_CMD_NODE_LEAVE && !r->left && !res.error) {
+		/* Marked leaving: the configuration change is next. */
+		r->state = REQ_WAIT;
+		r->retry_at = 0;
+	} else if (!rv && r && r->state == REQ_SUBMITTED) {
 		rv = ag_req_finish(a, r, res.error, res.message, &res.def,
 				ca->apply.index, res.ids, res.nids);
+	}
 	imexd_fsm_result_free(&res);
 	return rv;
 }
@@ -582,6 +601,21 @@ static int have_set(struct imexd_agree *a, const struct imexd_def *kernel,
 }
 
 /* What every input ends with. */
+/* A configuration without this node (one it has): say so once. */
+static int removed_note(struct imexd_agree *a)
+{
+	bool out = a->cons && imexd_cons_members_index(a->cons) > 0 &&
+		   imexd_cons_role(a->cons, imexd_cons_self(a->cons)) < 0;
+
+	if (!out || a->removed_logged) {
+		a->removed_logged = out;
+		return 0;
+	}
+	a->removed_logged = true;
+	return ag_log(a, 4, "removed from the group by entry %llu: stop imexd or join it again",
+		      (unsigned long long)imexd_cons_members_index(a->cons));
+}
+
 int ag_settle(struct imexd_agree *a, uint64_t now)
 {
 	int rv = ag_pump(a, now);
@@ -594,6 +628,8 @@ int ag_settle(struct imexd_agree *a, uint64_t now)
 		rv = identity(a, now);
 	if (!rv)
 		rv = reconcile(a);
+	if (!rv)
+		rv = removed_note(a);
 	return rv;
 }
 
@@ -638,7 +674,7 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 	if (!id)
 		id = imexd_cons_learn(a->cons, from);
 	if (!id || id == imexd_cons_self(a->cons))
-		return ag_log_limited(a, now, AG_LIM_RAFT_STRANGER, 4,
+		return ag_log_limited(a, now, "raft-stranger", from, 4,
 				      "raft message from %s dropped: not a peer in the roster",
 				      from);
 	rv = imexd_raftwire_decode(buf, len, id, imexd_cons_name(a->cons, id),
@@ -646,7 +682,7 @@ int imexd_agree_receive(struct imexd_agree *a, uint64_t now, const char *from,
 	if (rv == -ENOMEM)
 		return rv;
 	if (rv)
-		return ag_log_limited(a, now, AG_LIM_RAFT_BAD, 4,
+		return ag_log_limited(a, now, "raft-bad", from, 4,
 				      "raft message from %s dropped: %s", from,
 				      why ? why : strerror(-rv));
 	rv = imexd_cons_receive(a->cons, now, id, &msg);

@@ -111,13 +111,18 @@ enum imexd_agree_action_type {
 	IMEXD_AGREE_LOG,
 	/* Raft state, term or leader changed. */
 	IMEXD_AGREE_STATE,
+	/* This leader checks a joining node itself: dial node `to` (at
+	 * address `message`, "" for the known one), wait for its HELLO,
+	 * then call imexd_agree_join_checked() with tag and the HELLO's
+	 * fabric identity (or an error after the wait). */
+	IMEXD_AGREE_JOIN_CHECK,
 };
 
 /* Pointers in an action stay valid until the next input call. */
 struct imexd_agree_action {
 	enum imexd_agree_action_type type;
-	const char *to;			/* SEND, FORWARD, REPLY */
-	uint64_t tag;			/* FORWARD, REPLY, DONE */
+	const char *to;			/* SEND, FORWARD, REPLY, JOIN_CHECK */
+	uint64_t tag;			/* FORWARD, REPLY, DONE, JOIN_CHECK */
 	const uint8_t *data;		/* SEND, FORWARD, APPLIED */
 	size_t len;
 	/* DONE, REPLY, APPLIED: outcome; def the domain after the change
@@ -171,6 +176,16 @@ int imexd_agree_request(struct imexd_agree *a, uint64_t now,
 int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 			  const char *from, uint64_t tag,
 			  const uint8_t *cmd, size_t len);
+/*
+ * The answer to JOIN_CHECK `tag`: the joining node's HELLO reported this
+ * fabric identity (error 0), or it did not connect (error EHOSTUNREACH,
+ * or another errno).  The leader takes a joining node's identity only
+ * from here, never from the request.
+ */
+int imexd_agree_join_checked(struct imexd_agree *a, uint64_t now,
+			     uint64_t tag, const uint8_t fabric_uuid[16],
+			     uint32_t partition, int error);
+
 /* The leader's answer to a FORWARD (REPLY's fields); late ones ignored. */
 int imexd_agree_reply(struct imexd_agree *a, uint64_t now, const char *from,
 		      uint64_t tag, int error, const char *message,

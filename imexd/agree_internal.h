@@ -17,6 +17,8 @@ enum req_kind {
 
 enum req_state { REQ_WAIT = 1, REQ_SUBMITTED, REQ_FORWARDED };
 
+#define AG_LOGKEYS_MAX 32	/* names whose lines are limited */
+
 struct ag_req {
 	uint64_t id;		/* consensus tag / FORWARD tag; unique here */
 	uint64_t tag;		/* the caller's (LOCAL) or the origin's (SERVE) */
@@ -30,6 +32,11 @@ struct ag_req {
 	bool left;		/* NODE_LEAVE: out of the configuration; the
 				 * table command is next */
 	bool repeated;		/* forwarded again after its leader was lost */
+	/* NODE_JOIN on the leader: its own check of the node (JOIN_CHECK). */
+	bool checking, checked;
+	int check_error;
+	uint8_t fabric_uuid[16];
+	uint32_t partition;
 };
 
 struct ag_scratch {
@@ -41,21 +48,6 @@ struct ag_scratch {
 struct ag_done {
 	bool snapshot;
 	raft_index last;
-};
-
-/* Log lines a peer could repeat without end: one of each kind a minute. */
-enum ag_limited {
-	AG_LIM_REQ_REFUSED,		/* a forwarded request refused */
-	AG_LIM_REQ_STRANGER,		/* a request from outside the roster */
-	AG_LIM_RAFT_STRANGER,		/* raft traffic from outside the roster */
-	AG_LIM_RAFT_BAD,		/* a peer's raft message that does not decode */
-	AG_LIM_N
-};
-
-struct ag_limit {
-	bool used;
-	uint64_t last;			/* when the last line went out */
-	uint32_t skipped;		/* held back since */
 };
 
 struct imexd_agree {
@@ -86,7 +78,14 @@ struct imexd_agree {
 	size_t n_reqs, cap_reqs;
 	uint64_t next_id;
 	bool identity_refused;
-	struct ag_limit lim[AG_LIM_N];	/* lines a peer could repeat */
+	bool removed_logged;		/* "removed from the group": said */
+	/* Lines a peer can cause: once a minute per (what, name). */
+	struct ag_logkey {
+		char what[16];
+		char name[IMEX_NAME_MAX];
+		uint64_t at;		/* when the last line went out */
+		uint32_t skipped;	/* held back since */
+	} logkeys[AG_LOGKEYS_MAX];
 
 	struct imexd_def *have;		/* the kernel's domains */
 	size_t n_have;
@@ -109,11 +108,12 @@ const struct imexd_def *ag_def(struct imexd_agree *a,
 			     const struct imexd_def *def);
 __attribute__((format(printf, 3, 4)))
 int ag_log(struct imexd_agree *a, int level, const char *fmt, ...);
-/* ag_log(), at most once a minute per @kind; the next line says how many
+/* ag_log(), at most once a minute per (@what, @name) in a table of
+ * AG_LOGKEYS_MAX where the oldest gives way; the next line says how many
  * were held back. */
-__attribute__((format(printf, 5, 6)))
-int ag_log_limited(struct imexd_agree *a, uint64_t now, enum ag_limited kind,
-		   int level, const char *fmt, ...);
+__attribute__((format(printf, 6, 7)))
+int ag_log_limited(struct imexd_agree *a, uint64_t now, const char *what,
+		   const char *name, int level, const char *fmt, ...);
 int ag_begin(struct imexd_agree *a);
 struct ag_req *ag_req_by_id(struct imexd_agree *a, uint64_t id);
 void ag_req_del(struct imexd_agree *a, struct ag_req *r);

@@ -111,31 +111,44 @@ int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
 
 #define AG_LOG_INTERVAL_MS	60000
 
-int ag_log_limited(struct imexd_agree *a, uint64_t now, enum ag_limited kind,
-		   int level, const char *fmt, ...)
+int ag_log_limited(struct imexd_agree *a, uint64_t now, const char *what,
+		   const char *name, int level, const char *fmt, ...)
 {
-	struct ag_limit *l = &a->lim[kind];
+	struct ag_logkey *k = NULL, *old = &a->logkeys[0];
 	char buf[512];
-	size_t len;
+	size_t i, len;
 	va_list ap;
 
-	if (l->used && now >= l->last && now - l->last < AG_LOG_INTERVAL_MS) {
-		if (l->skipped < UINT32_MAX)
-			l->skipped++;
+	for (i = 0; i < AG_LOGKEYS_MAX && !k; i++) {
+		if (!strcmp(a->logkeys[i].what, what) &&
+		    !strcmp(a->logkeys[i].name, name))
+			k = &a->logkeys[i];
+		else if (a->logkeys[i].at < old->at)
+			old = &a->logkeys[i];
+	}
+	if (k && k->at && now >= k->at && now - k->at < AG_LOG_INTERVAL_MS) {
+		if (k->skipped < UINT32_MAX)
+			k->skipped++;
 		return 0;
+	}
+	if (!k) {
+		k = old;
+		snprintf(k->what, sizeof(k->what), "%s", what);
+		snprintf(k->name, sizeof(k->name), "%s", name);
+		k->skipped = 0;
 	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	len = strlen(buf);
-	if (l->skipped)
+	if (k->skipped)
 		snprintf(buf + len, sizeof(buf) - len,
 			 " (and %u more like it since the last such line)",
-			 (unsigned int)l->skipped);
-	l->used = true;
-	l->last = now;
-	l->skipped = 0;
+			 (unsigned int)k->skipped);
+	k->at = now ? now : 1;
+	k->skipped = 0;
 	return ag_log(a, level, "%s", buf);
+}
 }
 
 /* Every input starts here: the previous actions must have been drained. */
@@ -394,7 +407,7 @@ static const char *change_refused(int err, bool join)
 	case -EEXIST:
 		return "has the raft id of another node (its name hashes alike): give it another name";
 	case -EDEADLK:
-		return "leads the group and cannot remove itself: stop imexd there (another node takes over) and retry";
+		return "leads the group and no other node can take over (none is reachable): not removed";
 	case -ENOSPC:
 		return "cannot join: the NVLink domain has the most nodes it may have";
 	case -EBUSY:
@@ -404,16 +417,42 @@ static const char *change_refused(int err, bool join)
 	}
 }
 
+/* "n2, n3": the voters other than this node and `gone` not heard from
+ * within an election timeout. */
+static void unreachable_voters(struct imexd_agree *a, uint64_t now,
+			       raft_id gone, char *buf, size_t size)
+{
+	const struct raft_configuration *conf = imexd_cons_members(a->cons);
+	size_t off = 0;
+	unsigned i;
+	raft_id id;
+
+	buf[0] = '\0';
+	for (i = 0; i < conf->n && off < size; i++) {
+		id = conf->servers[i].id;
+		if (conf->servers[i].role != RAFT_VOTER || id == gone ||
+		    id == imexd_cons_self(a->cons) ||
+		    now - imexd_cons_heard(a->cons, id) < a->et)
+			continue;
+		off += (size_t)snprintf(buf + off, size - off, "%s%s",
+					off ? ", " : "",
+					imexd_cons_name(a->cons, id));
+	}
+}
+
 /*
  * A join or leave on the leader: a joining node must report this node's
- * fabric identity; a leaving node must be named by no domain.  Then one
- * configuration change, tagged with the request (CHANGED answers it).
- * 1: not the leader after all (forward it); 2: the leave's table step is
- * next.
+ * fabric identity; a leaving node must be named by no domain.  A leave
+ * first marks the node leaving in the table (a command: the log orders
+ * it against creates naming the node).  Then one configuration change,
+ * tagged with the request (CHANGED answers it), and for a leave the
+ * table step that drops the identity.  1: not the leader after all
+ * (forward it); 2: the leave's table step is next.
  */
 static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
 	const struct imexd_fsm_node *me = &a->cfg.identity;
+	const struct imexd_fsm_node *k;
 	char text[2 * IMEXD_MESSAGE_MAX];	/* cut to IMEXD_MESSAGE_MAX */
 	char address[IMEX_NAME_MAX + IMEXD_ADDR_MAX + 2];
 	bool join = r->type == IMEXD_CMD_NODE_JOIN;
@@ -430,15 +469,39 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	if (rv)
 		return ag_req_finish(a, r, EINVAL, "invalid request", NULL, 0,
 				     NULL, 0);
-	if (join && (memcmp(cmd.u.node.fabric_uuid, me->fabric_uuid, 16) ||
-		     cmd.u.node.partition != me->partition)) {
+	if (join && !r->checked) {
+		struct imexd_agree_action *act;
+
+		/* Never the request's identity: the node's own HELLO here. */
+		if (r->checking)
+			return 0;
+		act = ag_push(a, IMEXD_AGREE_JOIN_CHECK);
+		if (!act)
+			return -ENOMEM;
+		act->to = ag_str(a, cmd.u.node.name);
+		act->message = ag_str(a, cmd.u.node.addr);
+		act->tag = r->id;
+		r->checking = true;
+		return act->to && act->message ? 0 : -ENOMEM;
+	}
+	if (join && r->check_error) {
+		snprintf(text, sizeof(text),
+			 "node '%s' did not connect to the leader %s: check that imexd runs there and that the leader reaches it%s%.64s; not joined",
+			 cmd.u.node.name, a->self,
+			 cmd.u.node.addr[0] ? " at " : "", cmd.u.node.addr);
+		text[IMEXD_MESSAGE_MAX] = '\0';
+		return ag_req_finish(a, r, r->check_error, text, NULL, 0, NULL,
+				     0);
+	}
+	if (join && (memcmp(r->fabric_uuid, me->fabric_uuid, 16) ||
+		     r->partition != me->partition)) {
 		char theirs[37], ours[37];
 
-		uuid_text(cmd.u.node.fabric_uuid, theirs);
+		uuid_text(r->fabric_uuid, theirs);
 		uuid_text(me->fabric_uuid, ours);
 		snprintf(text, sizeof(text),
 			 "node '%s' reports fabric %s partition %u, this NVLink domain is fabric %s partition %u: not joined",
-			 cmd.u.node.name, theirs, (unsigned int)cmd.u.node.partition,
+			 cmd.u.node.name, theirs, (unsigned int)r->partition,
 			 ours, (unsigned int)me->partition);
 		text[IMEXD_MESSAGE_MAX] = '\0';
 		return ag_req_finish(a, r, EXDEV, text, NULL, 0, NULL, 0);
@@ -451,6 +514,10 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		text[IMEXD_MESSAGE_MAX] = '\0';
 		return ag_req_finish(a, r, EBUSY, text, NULL, 0, NULL, 0);
 	}
+	k = join ? NULL : imexd_fsm_node(a->fsm, cmd.u.node.name);
+	if (k && !k->leaving &&
+	    !imexd_cons_can_remove(a->cons, now, cmd.u.node.name))
+		return 2;	/* the table step first: marks it leaving */
 	snprintf(address, sizeof(address), "%s%s%s", cmd.u.node.name,
 		 cmd.u.node.addr[0] ? "=" : "", cmd.u.node.addr);
 	rv = imexd_cons_change(a->cons, now, address, join, r->id, &index,
@@ -474,8 +541,21 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		return 2;
 	}
 	if (rv == -EBUSY && now + 2 * a->et < r->deadline) {
+		/* A promotion or a hand-over may be under way: drain it. */
 		r->retry_at = now + a->et / 10 + 1;
-		return 0;
+		return ag_pump(a, now);
+	}
+	if (rv == -EHOSTUNREACH) {
+		char lost[100];
+
+		unreachable_voters(a, now,
+				   imexd_cons_name_id(cmd.u.node.name), lost,
+				   sizeof(lost));
+		snprintf(text, sizeof(text),
+			 "node '%s' not removed: the voters left would need %s (unreachable); bring it back or wait until it is replaced, then retry",
+			 cmd.u.node.name, lost);
+		text[IMEXD_MESSAGE_MAX] = '\0';
+		return ag_req_finish(a, r, EBUSY, text, NULL, 0, NULL, 0);
 	}
 	snprintf(text, sizeof(text), "node '%s' %s", cmd.u.node.name,
 		 change_refused(rv, join));
@@ -741,7 +821,7 @@ _Static_assert(IMEXD_AGREE_SERVE_PER_PEER == 2 * IMEX_REQS_MAX,
 static int refusal_log(struct imexd_agree *a, uint64_t now, const char *from,
 		       const char *why)
 {
-	return ag_log_limited(a, now, AG_LIM_REQ_REFUSED, 4,
+	return ag_log_limited(a, now, "refused", from, 4,
 			      "request from %s refused: %s", from, why);
 }
 
@@ -783,7 +863,7 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 	if (!strcmp(from, a->self) ||
 	    (a->cons ? imexd_cons_role(a->cons, imexd_cons_id(a->cons, from)) < 0 :
 		       i == a->cfg.n_roster))
-		return ag_log_limited(a, now, AG_LIM_REQ_STRANGER, 4,
+		return ag_log_limited(a, now, "stranger", from, 4,
 				      "request from %s dropped: not a node of the group",
 				      from);
 	/* A duplicate of a request being served is the same request. */
@@ -832,6 +912,28 @@ int imexd_agree_forwarded(struct imexd_agree *a, uint64_t now,
 			rv = ag_req_finish(a, r, EACCES, refused, NULL, 0,
 					   NULL, 0);
 		return rv ? rv : ag_settle(a, now);
+	}
+	return ag_settle(a, now);
+}
+
+int imexd_agree_join_checked(struct imexd_agree *a, uint64_t now,
+			     uint64_t tag, const uint8_t fabric_uuid[16],
+			     uint32_t partition, int error)
+{
+	struct ag_req *r;
+	int rv = ag_begin(a);
+
+	if (rv)
+		return rv;
+	r = ag_req_by_id(a, tag);
+	if (r && r->type == IMEXD_CMD_NODE_JOIN && r->checking &&
+	    !r->checked) {
+		r->checked = true;
+		r->check_error = error;
+		if (fabric_uuid)
+			memcpy(r->fabric_uuid, fabric_uuid, 16);
+		r->partition = partition;
+		r->retry_at = 0;
 	}
 	return ag_settle(a, now);
 }

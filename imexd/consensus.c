@@ -95,6 +95,7 @@ struct imexd_cons {
 	/* Upkeep (leader). */
 	raft_id promoting;
 	uint64_t promote_backoff;
+	uint64_t self_leaving_until;	/* a leave of this leader: no demotion */
 
 	/* Last reported status. */
 	int rep_state;
@@ -983,6 +984,59 @@ static bool leader_ready(const struct imexd_cons *c)
 	return ci > 0 && log_term(c, ci) == c->raft.current_term;
 }
 
+/*
+ * Whether the voters left once `gone` stops voting include a majority
+ * heard from within an election timeout: a change that loses it never
+ * commits, and the uncommitted change blocks every later one.
+ */
+static bool keeps_quorum(const struct imexd_cons *c, uint64_t now,
+			 raft_id gone)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	unsigned i, voters = 0, up = 0;
+
+	for (i = 0; i < conf->n; i++) {
+		const struct raft_server *s = &conf->servers[i];
+
+		if (s->role != RAFT_VOTER || s->id == gone)
+			continue;
+		voters++;
+		if (s->id == c->self || now - imexd_cons_heard(c, s->id) < c->et)
+			up++;
+	}
+	return up >= voters / 2 + 1;
+}
+
+/* A standby heard from within an election timeout, 0 if none. */
+static raft_id reachable_standby(const struct imexd_cons *c, uint64_t now)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	unsigned i;
+
+	for (i = 0; i < conf->n; i++)
+		if (conf->servers[i].role == RAFT_STANDBY &&
+		    now - imexd_cons_heard(c, conf->servers[i].id) < c->et)
+			return conf->servers[i].id;
+	return 0;
+}
+
+/* Promote standby: at once when caught up, else after a catch-up round
+ * that upkeep follows. */
+static int promote(struct imexd_cons *c, uint64_t now, raft_id standby)
+{
+	struct raft_event ev;
+	raft_index match;
+
+	if (raft_match_index(&c->raft, standby, &match) == 0 &&
+	    match == raft_last_index(&c->raft))
+		return change_role(c, now, standby, RAFT_VOTER);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RAFT_CATCH_UP;
+	ev.catch_up.server_id = standby;
+	c->promoting = standby;
+	return step(c, now, &ev);
+}
+
 static int upkeep(struct imexd_cons *c, uint64_t now)
 {
 	const struct raft_configuration *conf = &c->raft.configuration;
@@ -1037,22 +1091,13 @@ static int upkeep(struct imexd_cons *c, uint64_t now)
 			standby = s->id;
 		}
 	}
-	if (voters > imexd_cons_voters(conf->n) && (lost || oldest))
+	if (voters > imexd_cons_voters(conf->n) && (lost || oldest) &&
+	    now >= c->self_leaving_until &&
+	    keeps_quorum(c, now, lost ? lost : oldest))
 		return change_role(c, now, lost ? lost : oldest, RAFT_STANDBY);
 	if ((lost || voters < imexd_cons_voters(conf->n)) && standby &&
-	    now >= c->promote_backoff) {
-		struct raft_event ev;
-		raft_index match;
-
-		if (raft_match_index(&c->raft, standby, &match) == 0 &&
-		    match == raft_last_index(&c->raft))
-			return change_role(c, now, standby, RAFT_VOTER);
-		memset(&ev, 0, sizeof(ev));
-		ev.type = RAFT_CATCH_UP;
-		ev.catch_up.server_id = standby;
-		c->promoting = standby;
-		return step(c, now, &ev);
-	}
+	    now >= c->promote_backoff)
+		return promote(c, now, standby);
 	return 0;
 }
 
@@ -1758,6 +1803,63 @@ raft_id imexd_cons_self(const struct imexd_cons *c)
 }
 
 /*
+ * A leave of the leader: hand leadership to an up-to-date voter heard
+ * from lately (the caller retries and forwards the leave to it); with no
+ * other voter, promote a reachable standby first (upkeep demotes nobody
+ * meanwhile).  -EBUSY while under way, -EDEADLK when nobody can take over.
+ */
+static int leave_self(struct imexd_cons *c, uint64_t now)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	raft_id to = 0, standby;
+	struct raft_event ev;
+	raft_index match;
+	unsigned i;
+	int rv;
+
+	if (c->raft.leader_state.transferee)
+		return -EBUSY;
+	for (i = 0; i < conf->n && !to; i++) {
+		const struct raft_server *s = &conf->servers[i];
+
+		if (s->role == RAFT_VOTER && s->id != c->self &&
+		    now - imexd_cons_heard(c, s->id) < c->et &&
+		    raft_match_index(&c->raft, s->id, &match) == 0 &&
+		    match == raft_last_index(&c->raft))
+			to = s->id;
+	}
+	if (to) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = RAFT_TRANSFER;
+		ev.transfer.server_id = to;
+		rv = finish(c, now, step(c, now, &ev));
+		return rv ? rv : -EBUSY;
+	}
+	standby = reachable_standby(c, now);
+	if (!standby)
+		return -EDEADLK;
+	c->self_leaving_until = now + 3 * (uint64_t)c->et;
+	rv = finish(c, now, promote(c, now, standby));
+	return rv ? rv : -EBUSY;
+}
+
+int imexd_cons_can_remove(struct imexd_cons *c, uint64_t now,
+			  const char *name)
+{
+	raft_id id = imexd_cons_name_id(name);
+
+	if (raft_state(&c->raft) != RAFT_LEADER)
+		return -IMEXD_CONS_ENOTLEADER;
+	if (!is_member(c, id))
+		return -ENOENT;
+	if (id == c->self)
+		return -EDEADLK;
+	if (!keeps_quorum(c, now, id) && !reachable_standby(c, now))
+		return -EHOSTUNREACH;
+	return 0;
+}
+
+/*
  * Membership.  One change at a time, on a leader that committed an entry
  * of its term, never while upkeep promotes a node.
  */
@@ -1796,7 +1898,16 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 	if (add ? is_member(c, id) : !is_member(c, id))
 		return add ? -EALREADY : -ENOENT;
 	if (!add && id == c->self)
-		return -EDEADLK;
+		return leave_self(c, now);
+	if (!add && !keeps_quorum(c, now, id)) {
+		raft_id standby = reachable_standby(c, now);
+
+		/* A voter more first; the caller retries. */
+		if (!standby)
+			return -EHOSTUNREACH;
+		rv = finish(c, now, promote(c, now, standby));
+		return rv ? rv : -EBUSY;
+	}
 	if (add && c->raft.configuration.n >= IMEXD_CONS_ROSTER_MAX)
 		return -ENOSPC;
 	if (GROW(c, tags, n_tags, cap_tags))

@@ -269,11 +269,22 @@ int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
  * *leader), -EBUSY (a change under way, or the leader has not committed
  * an entry of its term yet: retry), -EALREADY (already a member), -ENOENT
  * (not a member), -EEXIST (its id is another node's), -EDEADLK (removing
- * the leader itself), -ENOSPC (IMEXD_CONS_ROSTER_MAX members), -EINVAL.
+ * the leader itself with no other node to take over: else leadership
+ * moves to an up-to-date voter, after promoting a standby if there is no
+ * other voter, and this returns -EBUSY meanwhile), -ENOSPC (IMEXD_CONS_ROSTER_MAX members), -EINVAL.
+ * A removal must leave a majority of the remaining voters heard from
+ * within an election timeout: else a reachable standby is promoted first
+ * (-EBUSY: retry), or -EHOSTUNREACH when there is none.
  */
 int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 		      const char *address, bool add, uint64_t tag,
 		      raft_index *index, raft_id *leader);
+
+/* Whether imexd_cons_change() could remove node `name` now, as far as
+ * this leader can tell: 0, or the error it would return (-EHOSTUNREACH,
+ * -EDEADLK, -ENOENT, -IMEXD_CONS_ENOTLEADER). */
+int imexd_cons_can_remove(struct imexd_cons *c, uint64_t now,
+			  const char *name);
 
 /* Next action; false when none is left. */
 bool imexd_cons_next(struct imexd_cons *c, struct imexd_cons_action *a);

@@ -418,8 +418,13 @@ static struct imexd_def *named(struct imexd_fsm *fsm, const char *name,
 	return found ? &fsm->domains[*pos] : NULL;
 }
 
-/* A node left the group (its raft configuration entry committed first):
- * its identity goes, unless a domain still names it. */
+/*
+ * A leave: the table step comes before the raft configuration change, so
+ * the log orders it against every create.  The first NODE_LEAVE marks the
+ * node leaving (refused while a domain names it; a create naming a
+ * leaving node is refused); once the node is out of the configuration, a
+ * second one drops its identity.
+ */
 static int node_forget(struct imexd_fsm *fsm, const char *name,
 		       struct imexd_fsm_result *res)
 {
@@ -430,10 +435,18 @@ static int node_forget(struct imexd_fsm *fsm, const char *name,
 	if (!found)
 		return 0;
 	d = imexd_fsm_domain_of(fsm, name, &p);
+	if (d && !fsm->nodes[pos].leaving)
+		return refuse(res, EBUSY,
+			      "node '%s' is a member of domain '%s': delete the domain or evict the node from it first; not removed",
+			      name, d->name);
 	if (d)
 		return refuse(res, EBUSY,
 			      "node '%s' left the group but domain '%s' names it: delete the domain or evict the node",
 			      name, d->name);
+	if (!fsm->nodes[pos].leaving) {
+		fsm->nodes[pos].leaving = true;
+		return 0;
+	}
 	memmove(&fsm->nodes[pos], &fsm->nodes[pos + 1],
 		(fsm->nnodes - pos - 1) * sizeof(*fsm->nodes));
 	fsm->nnodes--;
@@ -448,6 +461,7 @@ static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 	const struct imexd_fsm_node *o;
 	const struct imexd_def *d;
 	const char *what;
+	bool leaving;
 
 	if (!found) {
 		if (fsm->nnodes >= IMEXD_FSM_NODES_MAX)
@@ -461,6 +475,7 @@ static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 			(fsm->nnodes - pos) * sizeof(*fsm->nodes));
 		fsm->nnodes++;
 		fsm->nodes[pos] = *n;
+		fsm->nodes[pos].leaving = false;
 		return 0;
 	}
 	o = &fsm->nodes[pos];
@@ -478,7 +493,9 @@ static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 		return refuse(res, EBUSY,
 			      "node '%s' is a member of domain '%s': its %s cannot change until no domain names it",
 			      n->name, d->name, what);
+	leaving = o->leaving;
 	fsm->nodes[pos] = *n;
+	fsm->nodes[pos].leaving = leaving;
 	return 0;
 }
 
@@ -497,6 +514,10 @@ static int check_new_members(const struct imexd_fsm *fsm,
 			return refuse(res, EHOSTUNREACH,
 				      "node '%s' has not joined the NVLink domain: check that imexd runs there",
 				      m[i].name);
+		if (k->leaving)
+			return refuse(res, EHOSTUNREACH,
+				      "node '%s' is leaving the NVLink domain",
+				      k->name);
 		if (fsm_zero16(k->fabric_uuid))
 			return refuse(res, EXDEV,
 				      "node '%s' has no fabric identity: set it there with 'imexctl node set-fabric'",

@@ -36,7 +36,8 @@
  *
  * Snapshot encoding: u32 magic IMEXD_FSM_MAGIC, u8 version
  * (IMEXD_FSM_SNAP_VERSION), u32 nnodes, nnodes x { str name,
- * u8 uuid[16], u8 fabric_uuid[16], u32 partition, u32 max_channels }
+ * u8 uuid[16], u8 fabric_uuid[16], u32 partition, u32 max_channels,
+ * u8 leaving (version 2 on; version 1, still read, has none) }
  * (sorted by name), u32 ndomains, ndomains x { str name, u8 uuid[16],
  * u64 generation, u8 fabric_uuid[16], u32 partition, u16 nmembers,
  * nmembers x { str name, str addr }, u32 nchannels, nchannels x
@@ -55,6 +56,7 @@
 #ifndef IMEXD_FSM_H
 #define IMEXD_FSM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,7 +64,7 @@
 
 #define IMEXD_CMD_VERSION	1
 #define IMEXD_FSM_MAGIC		0x494d4653u	/* "IMFS" */
-#define IMEXD_FSM_SNAP_VERSION	1
+#define IMEXD_FSM_SNAP_VERSION	2
 #define IMEXD_FSM_NODES_MAX	1024		/* nodes in one NVLink domain */
 
 enum imexd_cmd_type {
@@ -90,6 +92,7 @@ struct imexd_fsm_node {
 	uint8_t fabric_uuid[16];	/* all-zero: no fabric identity yet */
 	uint32_t partition;
 	uint32_t max_channels;		/* 1..IMEX_CHANNELS_MAX */
+	bool leaving;			/* table only: a leave is under way */
 };
 
 /*

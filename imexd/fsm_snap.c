@@ -30,6 +30,7 @@ static void wr_snap(struct fsm_wr *w, const struct imexd_fsm *fsm)
 		wr_bytes(w, n->fabric_uuid, 16);
 		wr_be(w, n->partition, 4);
 		wr_be(w, n->max_channels, 4);
+		wr_be(w, n->leaving, 1);
 	}
 	wr_be(w, fsm->ndomains, 4);
 	for (i = 0; i < fsm->ndomains; i++) {
@@ -85,7 +86,7 @@ static void tables_free(struct tables *t)
 	free(t->nodes);
 }
 
-static void rd_nodes(struct fsm_rd *r, struct tables *t)
+static void rd_nodes(struct fsm_rd *r, struct tables *t, unsigned version)
 {
 	uint64_t n = rd_be(r, 4), i;
 
@@ -107,6 +108,13 @@ static void rd_nodes(struct fsm_rd *r, struct tables *t)
 		rd_bytes(r, k->fabric_uuid, 16);
 		k->partition = (uint32_t)rd_be(r, 4);
 		k->max_channels = (uint32_t)rd_be(r, 4);
+		if (version >= 2) {
+			uint64_t leaving = rd_be(r, 1);
+
+			if (leaving > 1 && !r->err)
+				rd_fail(r, -EBADMSG, "node leaving flag not 0 or 1");
+			k->leaving = leaving == 1;
+		}
 		if (r->err)
 			break;
 		if (i && strcmp(t->nodes[i - 1].name, k->name) >= 0)
@@ -340,15 +348,17 @@ int imexd_fsm_restore(struct imexd_fsm *fsm, uint64_t index,
 	struct fsm_rd r = { buf, len, 0, NULL };
 	struct tables t = { NULL, 0, NULL, 0 };
 	const char *w = NULL;
+	unsigned version;
 	int err;
 
 	if (!fsm || (!buf && len))
 		return -EINVAL;
 	if (rd_be(&r, 4) != IMEXD_FSM_MAGIC && !r.err)
 		rd_fail(&r, -EBADMSG, "not a state machine snapshot");
-	if (rd_be(&r, 1) != IMEXD_FSM_SNAP_VERSION && !r.err)
+	version = (unsigned)rd_be(&r, 1);
+	if ((version < 1 || version > IMEXD_FSM_SNAP_VERSION) && !r.err)
 		rd_fail(&r, -EPROTO, "unknown snapshot version");
-	rd_nodes(&r, &t);
+	rd_nodes(&r, &t, version);
 	rd_domains(&r, &t, index);
 	if (!r.err && r.left)
 		rd_fail(&r, -EBADMSG, "bytes after the snapshot");

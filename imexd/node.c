@@ -246,6 +246,9 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 	case IMEXD_AGREE_LOG:
 		node_log(n, aa->level, "%s", aa->message);
 		break;
+	case IMEXD_AGREE_JOIN_CHECK:
+		node_join_check(n, aa->to, aa->message, aa->tag);
+		break;
 	case IMEXD_AGREE_STATE:
 		if ((aa->leader ? aa->leader : "")[0] != n->leader[0] ||
 		    strcmp(aa->leader ? aa->leader : "", n->leader))
@@ -283,6 +286,7 @@ void node_ag(struct imexd_node *n, int rv, const char *what)
 	}
 	node_members_sync(n);
 	node_unsent_flush(n);
+	node_checks_answer(n);
 	if (n->kernel_lost) {
 		n->kernel_lost = false;
 		node_ag(n, imexd_agree_kernel_done(n->agree, n->now, ENOMEM,

@@ -54,6 +54,8 @@ struct node_dom_sig {
 	uint64_t generation;
 };
 
+#define NODE_LOGKEYS_MAX 32
+
 struct imexd_node {
 	struct imexd_node_config cfg;	/* roster: see below */
 	struct imexd_roster_node *roster;
@@ -100,7 +102,15 @@ struct imexd_node {
 		uint64_t deadline;
 		bool submitted;		/* waiting for the group's answer */
 	} joins[IMEXD_NODE_JOINS_MAX];
-	unsigned n_joins;
+	struct node_check {		/* this leader's own check of a join */
+		uint64_t tag;		/* JOIN_CHECK's */
+		char name[IMEX_NAME_MAX];
+		uint64_t deadline;
+		bool ready;		/* its HELLO came: answer agree */
+		uint8_t fabric_uuid[16];
+		uint32_t partition;
+	} checks[IMEXD_NODE_JOINS_MAX];
+	unsigned n_joins, n_checks;
 	struct node_hello {		/* the last HELLO of each bound peer */
 		char name[IMEX_NAME_MAX];
 		uint8_t fabric_uuid[16];
@@ -108,11 +118,20 @@ struct imexd_node {
 	} *hellos;
 	size_t n_hellos, cap_hellos;
 
+	/* Lines a peer or the configuration repeats: once a minute per
+	 * (what, name), the oldest of NODE_LOGKEYS_MAX giving way. */
+	struct node_logkey {
+		char what[16];
+		char name[IMEX_NAME_MAX];
+		uint64_t at;
+	} logkeys[NODE_LOGKEYS_MAX];
+
 	imexd_node_applied_fn *applied_fn;	/* checkers only */
 	void *applied_ctx;
 };
 
 /* node.c */
+bool node_log_due(struct imexd_node *n, const char *what, const char *name);
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void node_ag(struct imexd_node *n, int rv, const char *what);
@@ -121,6 +140,9 @@ void node_members_sync(struct imexd_node *n);
 void node_hello(struct imexd_node *n, const char *name,
 		const struct imexd_msg *hello);
 void node_joins_expire(struct imexd_node *n);
+void node_join_check(struct imexd_node *n, const char *name,
+		     const char *addr, uint64_t tag);
+void node_checks_answer(struct imexd_node *n);
 void node_join_done(struct imexd_node *n, uint64_t req_id);
 uint64_t node_joins_deadline(const struct imexd_node *n);
 void node_pump(struct imexd_node *n);

@@ -315,10 +315,55 @@ static int join_find(const struct imexd_node *n, const char *name)
 	return -1;
 }
 
+bool node_log_due(struct imexd_node *n, const char *what, const char *name)
+{
+	struct node_logkey *k, *old = &n->logkeys[0];
+	size_t i;
+
+	for (i = 0; i < NODE_LOGKEYS_MAX; i++) {
+		k = &n->logkeys[i];
+		if (!strcmp(k->what, what) && !strcmp(k->name, name)) {
+			if (k->at && n->now - k->at < 60000)
+				return false;
+			k->at = n->now ? n->now : 1;
+			return true;
+		}
+		if (k->at < old->at)
+			old = k;
+	}
+	snprintf(old->what, sizeof(old->what), "%s", what);
+	snprintf(old->name, sizeof(old->name), "%s", name);
+	old->at = n->now ? n->now : 1;
+	return true;
+}
+
+static int check_find(const struct imexd_node *n, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < n->n_checks; i++)
+		if (!strcmp(n->checks[i].name, name))
+			return (int)i;
+	return -1;
+}
+
 static void join_drop(struct imexd_node *n, unsigned i)
 {
 	n->joins[i] = n->joins[--n->n_joins];
 	n->members_seen = 0;	/* sync again: the node may stop being a peer */
+}
+
+/* A removed node's HELLO goes with it (the table stays within the
+ * peers held at once). */
+static void hello_drop(struct imexd_node *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_hellos; i++)
+		if (!strcmp(n->hellos[i].name, name)) {
+			n->hellos[i] = n->hellos[--n->n_hellos];
+			return;
+		}
 }
 
 /* Peers follow the raft configuration: a node it adds is dialled (at the
@@ -345,7 +390,8 @@ void node_members_sync(struct imexd_node *n)
 		if (!name || !strcmp(name, n->cfg.name))
 			continue;
 		if (imexd_peers_add(n->peers, n->now, name,
-				    imexd_cons_addr(c, conf->servers[k].id)))
+				    imexd_cons_addr(c, conf->servers[k].id)) &&
+		    node_log_due(n, "no-peer", name))
 			node_log(n, IMEXD_LOG_ERR,
 				 "node '%s' of the group cannot be a peer (bad address, or too many nodes)",
 				 name);
@@ -356,10 +402,12 @@ void node_members_sync(struct imexd_node *n)
 	for (i = 0; i < imexd_peers_count(n->peers); i++) {
 		const char *name = imexd_peers_name(n->peers, i);
 
-		if (!name || node_is_member(n, name) || join_find(n, name) >= 0)
+		if (!name || node_is_member(n, name) || join_find(n, name) >= 0 ||
+		    check_find(n, name) >= 0)
 			continue;
 		node_log(n, IMEXD_LOG_INFO,
 			 "node '%s' is not in the group: no longer a peer", name);
+		hello_drop(n, name);
 		imexd_peers_remove(n->peers, n->now, name);
 	}
 }
@@ -413,6 +461,12 @@ void node_hello(struct imexd_node *n, const char *name,
 	j = join_find(n, name);
 	if (j >= 0 && !n->joins[j].submitted)
 		join_submit(n, (unsigned)j, h);
+	j = check_find(n, name);
+	if (j >= 0) {
+		n->checks[j].ready = true;
+		memcpy(n->checks[j].fabric_uuid, h->fabric_uuid, 16);
+		n->checks[j].partition = h->partition;
+	}
 }
 
 static const struct node_hello *hello_of(const struct imexd_node *n,
@@ -426,6 +480,70 @@ static const struct node_hello *hello_of(const struct imexd_node *n,
 		if (!strcmp(n->hellos[i].name, name))
 			return &n->hellos[i];
 	return NULL;
+}
+
+static uint64_t park_ms(const struct imexd_node *n);
+
+/*
+ * The leader checks a joining node itself (agree's JOIN_CHECK): dial it at
+ * the join's address and take its fabric identity from its own HELLO
+ * (with TLS, on a connection whose certificate names it).  Answered after
+ * agree's actions are drained (node_checks_answer), or at the deadline.
+ */
+void node_join_check(struct imexd_node *n, const char *name,
+		     const char *addr, uint64_t tag)
+{
+	const struct node_hello *h;
+	struct node_check *c;
+	int i = check_find(n, name);
+
+	if (i >= 0) {
+		n->checks[i].tag = tag;	/* the newest request waits */
+		return;
+	}
+	if (n->n_checks >= IMEXD_NODE_JOINS_MAX) {
+		/* The request times out. */
+		if (node_log_due(n, "no-check", name))
+			node_log(n, IMEXD_LOG_WARN,
+				 "join of '%s' not checked: %u joins under way",
+				 name, (unsigned int)IMEXD_NODE_JOINS_MAX);
+		return;
+	}
+	c = &n->checks[n->n_checks++];
+	memset(c, 0, sizeof(*c));
+	c->tag = tag;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	/* An address that does not parse: refused at once. */
+	c->deadline = imexd_peers_add(n->peers, n->now, name, addr) ?
+		      n->now : n->now + park_ms(n);
+	h = hello_of(n, name);
+	if (h) {
+		c->ready = true;
+		memcpy(c->fabric_uuid, h->fabric_uuid, 16);
+		c->partition = h->partition;
+	}
+}
+
+/* Answer checks whose HELLO came, and those past their deadline. */
+void node_checks_answer(struct imexd_node *n)
+{
+	unsigned i = 0;
+
+	while (i < n->n_checks) {
+		struct node_check c = n->checks[i];
+
+		if (!c.ready && c.deadline > n->now) {
+			i++;
+			continue;
+		}
+		n->checks[i] = n->checks[--n->n_checks];
+		n->members_seen = 0;	/* sync: it may stop being a peer */
+		node_ag(n, imexd_agree_join_checked(n->agree, n->now, c.tag,
+						    c.fabric_uuid, c.partition,
+						    c.ready ? 0 : EHOSTUNREACH),
+			"a join's check");
+		i = 0;	/* the table may have changed */
+	}
 }
 
 void node_join_done(struct imexd_node *n, uint64_t req_id)
@@ -457,6 +575,7 @@ void node_joins_expire(struct imexd_node *n)
 		req_fail(n, j->req_id, EHOSTUNREACH, why);
 		join_drop(n, i);
 	}
+	node_checks_answer(n);
 	node_members_sync(n);
 }
 
@@ -468,10 +587,11 @@ uint64_t node_joins_deadline(const struct imexd_node *n)
 	for (i = 0; i < n->n_joins; i++)
 		if (!n->joins[i].submitted && n->joins[i].deadline < t)
 			t = n->joins[i].deadline;
+	for (i = 0; i < n->n_checks; i++)
+		if (n->checks[i].deadline < t)
+			t = n->checks[i].deadline;
 	return t;
 }
-
-static uint64_t park_ms(const struct imexd_node *n);
 
 /* A join: dial the node, then ask the group with its HELLO's identity. */
 static void node_join(struct imexd_node *n, const struct imexd_request *r)

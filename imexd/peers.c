@@ -1133,6 +1133,26 @@ uint64_t imexd_peers_group(const struct imexd_peers *p, const char *name)
 
 /* ---- membership ------------------------------------------------------------- */
 
+/* A removed peer's place no connection refers to any more, or -1. */
+static int reusable_slot(const struct imexd_peers *p)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->npeers; i++) {
+		const struct peer *pe = &p->peers[i];
+
+		if (!pe->gone || pe->conn || pe->connecting)
+			continue;
+		for (k = 0; k < p->nconns; k++)
+			if (p->conns[k].peer == (int)i ||
+			    p->conns[k].dialled == (int)i)
+				break;
+		if (k == p->nconns)
+			return (int)i;
+	}
+	return -1;
+}
+
 int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
 		    const char *addr)
 {
@@ -1146,6 +1166,13 @@ int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
 			    sizeof(norm)))
 		return -EINVAL;
 	i = peer_slot(p, name);
+	if (i < 0 && (i = reusable_slot(p)) >= 0) {
+		pe = &p->peers[i];
+		memset(pe, 0, sizeof(*pe));
+		snprintf(pe->name, sizeof(pe->name), "%s", name);
+		pe->backoff = p->backoff_min;
+		pe->gone = true;
+	}
 	if (i < 0) {
 		if (p->npeers >= IMEXD_PEERS_MAX)
 			return -ENOSPC;

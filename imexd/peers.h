@@ -183,7 +183,8 @@ uint64_t imexd_peers_group(const struct imexd_peers *p, const char *name);
  * added is a peer like a roster one (dialled at addr, or as the roster
  * gives it when addr is NULL or ""); a removed one is not a peer any more
  * (its connection is closed, its HELLO refused, no dial).  At most
- * IMEXD_PEERS_MAX names are ever held.  -EINVAL (bad name or address,
+ * IMEXD_PEERS_MAX names are held at once: a removed peer's place is
+ * reused once no connection refers to it.  -EINVAL (bad name or address,
  * self), -ENOSPC, -ENOMEM.
  */
 #define IMEXD_PEERS_MAX 1024

@@ -38,6 +38,7 @@
 #include <linux/imex.h>
 
 #include "sim_world.h"
+#include "node_internal.h"
 
 #define ET ((uint64_t)100)	/* election timeout (simulated ms) */
 #define NAMES 6			/* domain names d0..d5 */
@@ -689,6 +690,22 @@ static const struct imexd_cons *cons_at(struct sw *w, unsigned i)
 			     NULL;
 }
 
+/* Whether a running node other than `gone` still holds a HELLO of it. */
+static bool hello_kept(struct sw *w, unsigned gone)
+{
+	unsigned i;
+	size_t k;
+
+	for (i = 0; i < sw_n(w); i++) {
+		const struct imexd_node *n = sw_up(w, i) ? sw_node(w, i) : NULL;
+
+		for (k = 0; n && i != gone && k < n->n_hellos; k++)
+			if (!strcmp(n->hellos[k].name, sw_name(w, gone)))
+				return true;
+	}
+	return false;
+}
+
 /* The group of NODES_FILE (the first four nodes) runs: one leader among
  * them, their identities in its table. */
 static bool four_up(struct sw *w)
@@ -790,6 +807,8 @@ static unsigned membership(unsigned seed)
 	EXPECT(w, imexd_cons_role(cons_at(w, l),
 				  imexd_cons_name_id(sw_name(w, gone))) < 0);
 	EXPECT(w, imexd_cons_members(cons_at(w, l))->n == 4);
+	sw_run_for(w, 2 * ET);
+	EXPECT(w, !hello_kept(w, gone));	/* its HELLO went with it */
 	mk_create(&rb, w, "K", 0x4b, m, 2, 1, NULL, 0);
 	r = request(w, f, &rb);
 	EXPECT(w, r && r->done && !r->error);

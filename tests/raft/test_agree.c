@@ -132,6 +132,8 @@ struct tnode {
 	struct imexd_agree *ag;
 	struct imexd_def *kernel;
 	size_t nk;
+	const uint8_t *hello_fabric;	/* its HELLO's; NULL: fabric */
+	unsigned leaving_lines, removed_lines;
 };
 
 struct tnet {
@@ -179,6 +181,9 @@ static void drain(struct tnet *t, unsigned i, int rv)
 {
 	struct tnode *nd = &t->nodes[i];
 	struct imexd_agree_action act;
+	uint64_t checks[8];
+	unsigned nchecks = 0, k, c;
+	char checked[8][8];
 	bool kdone = false;
 
 	assert_int_equal(rv, 0);
@@ -222,6 +227,19 @@ static void drain(struct tnet *t, unsigned i, int rv)
 			kernel_step(nd, &act);
 			kdone = true;
 			break;
+		case IMEXD_AGREE_LOG:
+			if (strstr(act.message, "this node is leaving the group"))
+				nd->leaving_lines++;
+			if (strstr(act.message, "removed from the group by entry"))
+				nd->removed_lines++;
+			break;
+		case IMEXD_AGREE_JOIN_CHECK:
+			/* The joining node's HELLO: one of the net's running
+			 * nodes answers; any other name never does. */
+			assert_true(nchecks < 8);
+			checks[nchecks] = act.tag;
+			snprintf(checked[nchecks++], 8, "%s", act.to);
+			break;
 		default:
 			break;
 		}
@@ -229,6 +247,15 @@ static void drain(struct tnet *t, unsigned i, int rv)
 	if (kdone)
 		drain(t, i, imexd_agree_kernel_done(nd->ag, t->now, 0,
 						    nd->kernel, nd->nk));
+	for (k = 0; k < nchecks; k++)
+		for (c = 0; c < NN; c++)
+			if (!strcmp(t->nodes[c].name, checked[k]) &&
+			    t->nodes[c].ag)
+				drain(t, i, imexd_agree_join_checked(
+					nd->ag, t->now, checks[k],
+					t->nodes[c].hello_fabric ?
+					t->nodes[c].hello_fabric : fabric,
+					0, 0));
 }
 
 static void node_start(struct tnet *t, unsigned i)
@@ -456,9 +483,11 @@ static void test_join_and_leave(void **state)
 	assert_int_equal(role_at(t, l, "n4"), -1);
 	f = (l + 1) % 4;
 
-	/* Another fabric: refused, nothing changes. */
-	request_node(t, f, 1, IMEXD_CMD_NODE_JOIN, "n4", "", other);
+	/* Another fabric (in n4's own HELLO): refused, nothing changes. */
+	t->nodes[4].hello_fabric = other;
+	request_node(t, f, 1, IMEXD_CMD_NODE_JOIN, "n4", "", fabric);
 	wait_done(t, 1, 5 * ET);
+	t->nodes[4].hello_fabric = NULL;
 	assert_int_equal(t->done[1].error, EXDEV);
 	assert_non_null(strstr(t->done[1].message, "node 'n4' reports fabric 07000000-"));
 	assert_non_null(strstr(t->done[1].message, "not joined"));
@@ -506,6 +535,10 @@ static void test_join_and_leave(void **state)
 		wait_done(t, 6, 5 * ET);
 		assert_int_equal(t->done[6].error, 0);
 		run_for(t, 3 * ET);
+		/* It was told, once, in its own log. */
+		assert_int_equal(t->nodes[gone].leaving_lines, 1);
+		assert_int_equal(t->nodes[gone].removed_lines, 0);
+		assert_int_equal(t->nodes[l == 0 ? 2 : 0].leaving_lines, 0);
 		l = leader_of(t);
 		assert_int_equal(role_at(t, l, name), -1);
 		assert_int_equal(imexd_cons_members(cons_of(t, l))->n, 4);
@@ -590,6 +623,211 @@ static void test_leave_leader_lost(void **state)
 	assert_true(nl < NN && nl != l);
 	assert_int_equal(role_at(t, nl, name), -1);
 	assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[nl].ag), name));
+	net_free(t);
+}
+
+static void forward_node(struct tnet *t, unsigned l, const char *from,
+			 uint64_t tag, uint8_t type, const char *name)
+{
+	struct imexd_cmd cmd;
+	uint8_t *buf;
+	size_t len;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = type;
+	snprintf(cmd.u.node.name, sizeof(cmd.u.node.name), "%s", name);
+	if (type == IMEXD_CMD_NODE_JOIN) {
+		snprintf(cmd.u.node.addr, sizeof(cmd.u.node.addr), "203.0.113.9:1");
+		memcpy(cmd.u.node.fabric_uuid, fabric, 16);
+	}
+	assert_int_equal(imexd_cmd_encode(&cmd, &buf, &len, NULL), 0);
+	drain(t, l, imexd_agree_forwarded(t->nodes[l].ag, t->now, from, tag,
+					  buf, len));
+	free(buf);
+}
+
+/*
+ * A member forwards a NODE_JOIN of a node that never said HELLO, with a
+ * copied fabric identity: the leader checks the node itself (JOIN_CHECK)
+ * and, with no HELLO, never adds it.  A forwarded join of a waiting node
+ * takes the fabric identity of that node's own HELLO, not the request's.
+ * A forwarded leave from a member is carried out (root on a member
+ * administers the group).
+ */
+static void test_forwarded_join_checked_by_leader(void **state)
+{
+	static const uint8_t other[16] = { 0x07 };
+	struct tnet *t = net_new(4);
+	unsigned l, s, victim;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 4);
+	s = (l + 1) % 4;
+	victim = (l + 2) % 4;
+	forward_node(t, l, t->nodes[s].name, 901, IMEXD_CMD_NODE_JOIN, "rogue");
+	run_for(t, 3 * ET);
+	l = leader_of(t);
+	assert_int_equal(role_at(t, l, "rogue"), -1);
+	/* n4 waits to be joined, its HELLO says another fabric. */
+	t->nodes[4].hello_fabric = other;
+	forward_node(t, l, t->nodes[s].name, 902, IMEXD_CMD_NODE_JOIN, "n4");
+	run_for(t, 3 * ET);
+	l = leader_of(t);
+	assert_int_equal(role_at(t, l, "n4"), -1);
+	t->nodes[4].hello_fabric = NULL;
+	forward_node(t, l, t->nodes[s].name, 903, IMEXD_CMD_NODE_JOIN, "n4");
+	run_for(t, 3 * ET);
+	l = leader_of(t);
+	assert_true(role_at(t, l, "n4") >= 0);
+	forward_node(t, l, t->nodes[s].name, 904, IMEXD_CMD_NODE_LEAVE,
+		     t->nodes[victim].name);
+	run_for(t, 5 * ET);
+	l = leader_of(t);
+	assert_int_equal(role_at(t, l, t->nodes[victim].name), -1);
+	assert_int_equal(role_at(t, l, "rogue"), -1);
+	net_free(t);
+}
+
+/*
+ * A leave of the leader, asked on the leader, in a group of two (one
+ * voter): it promotes the other node, hands it leadership, and the leave
+ * goes on to the new leader, which carries it out.
+ */
+static void test_leave_of_the_leader_hands_over(void **state)
+{
+	struct tnet *t = net_new(2);
+	unsigned l, nl;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 2);
+	request_node(t, l, 1, IMEXD_CMD_NODE_LEAVE, t->nodes[l].name, "",
+		     NULL);
+	wait_done(t, 1, 5 * ET);
+	printf("  %d '%s'\n", t->done[1].error, t->done[1].message);
+	assert_int_equal(t->done[1].error, 0);
+	run_for(t, ET);
+	nl = leader_of(t);
+	assert_int_equal(nl, 1 - l);
+	assert_int_equal(role_at(t, nl, t->nodes[l].name), -1);
+	assert_null(imexd_fsm_node(imexd_agree_fsm(t->nodes[nl].ag),
+				   t->nodes[l].name));
+	assert_int_equal(t->nodes[l].leaving_lines, 1);
+	net_free(t);
+}
+
+/* Log lines of node i's pending actions that contain `text`. */
+static unsigned count_logs(struct tnet *t, unsigned i, const char *text)
+{
+	struct imexd_agree_action act;
+	unsigned n = 0;
+
+	while (imexd_agree_next(t->nodes[i].ag, &act))
+		if (act.type == IMEXD_AGREE_LOG && strstr(act.message, text))
+			n++;
+	return n;
+}
+
+/*
+ * A node outside the group (or a bad raft message) sending again and
+ * again: one line a minute per name, not one per message.
+ */
+static void test_dropped_lines_limited_per_name(void **state)
+{
+	static const uint8_t junk[4] = { 1, 2, 3, 4 };
+	struct tnet *t = net_new(3);
+	unsigned k, lines = 0, raft = 0;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	for (k = 0; k < 100; k++) {
+		assert_int_equal(imexd_agree_forwarded(t->nodes[0].ag, t->now,
+						       "n4", k + 1, junk, 4), 0);
+		lines += count_logs(t, 0, "request from n4 dropped");
+		assert_int_equal(imexd_agree_receive(t->nodes[0].ag, t->now,
+						     "n1", junk, 4), 0);
+		raft += count_logs(t, 0, "raft message from n1 dropped");
+	}
+	assert_int_equal(lines, 1);
+	assert_int_equal(raft, 1);
+	t->now += 60000;
+	assert_int_equal(imexd_agree_forwarded(t->nodes[0].ag, t->now, "n4",
+					       200, junk, 4), 0);
+	assert_int_equal(count_logs(t, 0, "request from n4 dropped"), 1);
+	assert_int_equal(imexd_agree_forwarded(t->nodes[0].ag, t->now, "n3",
+					       201, junk, 4), 0);
+	assert_int_equal(count_logs(t, 0, "request from n3 dropped"), 1);
+	net_free(t);
+}
+
+/*
+ * A create naming a node and a leave of that node at once: the leave's
+ * table step (marking the node leaving) and the create are ordered by the
+ * log, so either the create is refused or the leave is; never a domain
+ * naming a node out of the group.
+ */
+static void test_create_and_leave_at_once(void **state)
+{
+	struct tnet *t = net_new(4);
+	const char *m[2];
+	unsigned l, f, victim;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 4);
+	f = (l + 1) % 4;
+	victim = (l + 2) % 4;
+	m[0] = t->nodes[f].name;
+	m[1] = t->nodes[victim].name;
+	request_create(t, f, 10, "race", m, 2);
+	request_node(t, l, 11, IMEXD_CMD_NODE_LEAVE, t->nodes[victim].name,
+		     "", NULL);
+	wait_done(t, 10, 5 * ET);
+	wait_done(t, 11, 5 * ET);
+	l = leader_of(t);
+	printf("  create: %d '%s'\n  leave: %d '%s'\n  victim role %d, domain %s\n",
+	       t->done[10].error, t->done[10].message, t->done[11].error,
+	       t->done[11].message, role_at(t, l, t->nodes[victim].name),
+	       imexd_fsm_domain(imexd_agree_fsm(t->nodes[l].ag), "race") ?
+	       "exists" : "absent");
+	assert_true(!t->done[10].error != !t->done[11].error);
+	assert_false(!t->done[10].error &&
+		     role_at(t, l, t->nodes[victim].name) < 0);
+	assert_false(!t->done[11].error &&
+		     imexd_fsm_domain(imexd_agree_fsm(t->nodes[l].ag), "race"));
+	net_free(t);
+}
+
+/*
+ * Voters n0..n2, one powered off a moment ago: a leave of another voter
+ * would leave a configuration that needs the off one.  Refused at once
+ * (EBUSY), the message names the unreachable voter; nothing changed.
+ */
+static void test_leave_refused_names_unreachable_voter(void **state)
+{
+	struct tnet *t = net_new(3);
+	unsigned l, b, c;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 3);
+	b = (l + 1) % 3;
+	c = (l + 2) % 3;
+	power_off(t, c);
+	run_for(t, ET);
+	request_node(t, l, 1, IMEXD_CMD_NODE_LEAVE, t->nodes[b].name, "",
+		     NULL);
+	wait_done(t, 1, ET);
+	printf("  %d '%s'\n", t->done[1].error, t->done[1].message);
+	assert_int_equal(t->done[1].error, EBUSY);
+	assert_non_null(strstr(t->done[1].message, t->nodes[c].name));
+	assert_non_null(strstr(t->done[1].message, "unreachable"));
+	assert_int_equal(role_at(t, l, t->nodes[b].name), RAFT_VOTER);
 	net_free(t);
 }
 
@@ -872,6 +1110,11 @@ int main(void)
 		cmocka_unit_test(test_forwarded_identity_of_another_node_refused),
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
 		cmocka_unit_test(test_dropped_message_lines_rate_limited),
+		cmocka_unit_test(test_leave_refused_names_unreachable_voter),
+		cmocka_unit_test(test_create_and_leave_at_once),
+		cmocka_unit_test(test_forwarded_join_checked_by_leader),
+		cmocka_unit_test(test_leave_of_the_leader_hands_over),
+		cmocka_unit_test(test_dropped_lines_limited_per_name),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);

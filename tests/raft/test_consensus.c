@@ -876,12 +876,6 @@ static void test_join_and_leave(void **state)
 	assert_int_equal(hr_change(h, l, "n00", true, &index), -EALREADY);
 	assert_int_equal(hr_change(h, l, "zz", false, &index), -ENOENT);
 	assert_int_equal(hr_change(h, l, "", true, &index), -EINVAL);
-	{
-		char self[8];
-
-		snprintf(self, sizeof(self), "n%02u", (unsigned)l - 1);
-		assert_int_equal(hr_change(h, l, self, false, &index), -EDEADLK);
-	}
 	assert_int_equal(hr_change(h, l % 4 + 1, "n04", true, &index),
 			 -IMEXD_CONS_ENOTLEADER);
 	/* Join n04 (node 5) with an address. */
@@ -1081,6 +1075,171 @@ static bool membership_run(unsigned seed)
 	return ok;
 }
 
+/*
+ * Removing a healthy voter while another voter is down (not yet "lost")
+ * would leave two voters that need the dead one: the change could never
+ * commit and would block every later one.  It is refused up front
+ * (-EHOSTUNREACH); the group stays available and removing the dead voter
+ * instead goes through.
+ */
+static void test_leave_refused_when_voters_left_unreachable(void **state)
+{
+	struct hr *h = cluster(3, 5);
+	raft_index index;
+	raft_id l, b, c;
+	char nb[8], nc[8];
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	b = l % 3 + 1;
+	c = b % 3 + 1;
+	snprintf(nb, sizeof(nb), "n%02u", (unsigned)b - 1);
+	snprintf(nc, sizeof(nc), "n%02u", (unsigned)c - 1);
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
+	hr_crash(h, c);		/* rebooting for maintenance */
+	hr_run_for(h, ET);	/* not yet lost (3 ET) */
+	assert_int_equal(hr_change(h, l, nb, false, &index), -EHOSTUNREACH);
+	hr_run_for(h, 5 * ET);
+	assert_int_equal(hr_leader(h), l);
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
+	assert_int_equal(hr_change(h, l, nc, false, &index), 0);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nc));
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, c)), -1);
+	submit_n(h, l, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	hr_free(h);
+}
+
+/*
+ * The same with a caught-up standby: it is promoted first (-EBUSY while
+ * that is under way), then the removal goes through and commits.
+ */
+static void test_leave_promotes_standby_first(void **state)
+{
+	struct hr *h = cluster(4, 5);
+	raft_index index;
+	raft_id l, b, c;
+	unsigned tries = 0;
+	char nb[8];
+	int rv;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
+	for (b = 1; b == l || imexd_cons_role(hr_cons(h, l), hr_id(h, b)) !=
+				     RAFT_VOTER; b++)
+		;
+	for (c = 1; c == l || c == b ||
+		    imexd_cons_role(hr_cons(h, l), hr_id(h, c)) != RAFT_VOTER;
+	     c++)
+		;
+	snprintf(nb, sizeof(nb), "n%02u", (unsigned)b - 1);
+	hr_crash(h, c);
+	hr_run_for(h, ET);
+	while ((rv = hr_change(h, l, nb, false, &index)) == -EBUSY &&
+	       tries++ < 100)
+		hr_run_for(h, ET / 10);
+	printf("  removal of %s accepted after %u retries\n", nb, tries);
+	assert_int_equal(rv, 0);
+	assert_true(tries > 0);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nb));
+	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, b)), -1);
+	hr_crash(h, b);		/* out of the group: no longer follows */
+	submit_n(h, l, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	hr_free(h);
+}
+
+/*
+ * A leave of the leader in a 2-node group (one voter): the leader
+ * promotes the other node, hands it leadership, and the leave then
+ * completes on the new leader; the group keeps a leader throughout.
+ */
+static void test_leader_leave_hands_over_two_nodes(void **state)
+{
+	struct hr *h = cluster(2, 9);
+	raft_index index;
+	raft_id l, o, at;
+	unsigned tries = 0;
+	char nl[8];
+	int rv;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 10 * ET);	/* upkeep: 2 names keep 1 voter */
+	l = hr_leader(h);
+	o = l % 2 + 1;
+	assert_int_equal(count_role(h, l, RAFT_VOTER), 1);
+	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
+	for (;;) {
+		at = hr_leader(h);
+		rv = at ? hr_change(h, at, nl, false, &index) : -EBUSY;
+		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
+		    tries++ >= 200)
+			break;
+		hr_run_for(h, ET / 10);
+	}
+	printf("  leave of leader %s: %d after %u tries, at n%02u\n", nl, rv,
+	       tries, (unsigned)at - 1);
+	assert_int_equal(rv, 0);
+	assert_int_equal(at, o);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nl));
+	assert_int_equal(imexd_cons_role(hr_cons(h, o), hr_id(h, l)), -1);
+	hr_crash(h, l);
+	hr_run_for(h, 5 * ET);
+	assert_int_equal(hr_leader(h), o);
+	submit_n(h, o, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	hr_free(h);
+}
+
+/* A group of one: nobody can take over, the leave is refused. */
+static void test_leader_leave_alone_refused(void **state)
+{
+	struct hr *h = cluster(1, 3);
+	raft_index index;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 2 * ET);
+	assert_int_equal(hr_change(h, 1, "n00", false, &index), -EDEADLK);
+	hr_free(h);
+}
+
+/* Three voters: the leader hands over at once, the new one removes it. */
+static void test_leader_leave_hands_over_three_voters(void **state)
+{
+	struct hr *h = cluster(3, 5);
+	raft_index index;
+	raft_id l, at;
+	unsigned tries = 0;
+	char nl[8];
+	int rv;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, 3 * ET);
+	l = hr_leader(h);
+	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
+	for (;;) {
+		at = hr_leader(h);
+		rv = at ? hr_change(h, at, nl, false, &index) : -EBUSY;
+		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
+		    tries++ >= 200)
+			break;
+		hr_run_for(h, ET / 10);
+	}
+	assert_int_equal(rv, 0);
+	assert_int_not_equal(at, l);
+	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nl));
+	assert_int_equal(imexd_cons_role(hr_cons(h, at), hr_id(h, l)), -1);
+	hr_free(h);
+}
+
 static void test_membership_random_faults(void **state)
 {
 	const char *one = getenv("IMEX_SEED");
@@ -1119,6 +1278,11 @@ int main(void)
 		cmocka_unit_test(test_join_and_leave),
 		cmocka_unit_test(test_random_faults_agreement),
 		cmocka_unit_test(test_membership_random_faults),
+		cmocka_unit_test(test_leave_refused_when_voters_left_unreachable),
+		cmocka_unit_test(test_leave_promotes_standby_first),
+		cmocka_unit_test(test_leader_leave_hands_over_two_nodes),
+		cmocka_unit_test(test_leader_leave_hands_over_three_voters),
+		cmocka_unit_test(test_leader_leave_alone_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

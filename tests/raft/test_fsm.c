@@ -694,6 +694,50 @@ static void test_node_set(void **state)
 	assert_int_equal(imexd_fsm_node(t->fsm, "a")->max_channels, 32);
 }
 
+static struct imexd_cmd leave_cmd(const char *name)
+{
+	struct imexd_cmd c = { .type = IMEXD_CMD_NODE_LEAVE };
+
+	snprintf(c.u.node.name, sizeof(c.u.node.name), "%s", name);
+	return c;
+}
+
+/*
+ * A leave's first table step marks the node leaving (refused while a
+ * domain names it); a create naming it is then refused; its reports keep
+ * the mark; a snapshot carries it; the second step drops the identity.
+ */
+static void test_node_leave_marks_then_forgets(void **state)
+{
+	struct tf *t = *state;
+	struct imexd_fsm *g = imexd_fsm_new();
+	struct blob b;
+
+	cluster(t);
+	ok(t, create_cmd("j", 1, "a,b", 1, NULL, 0));
+	refused(t, leave_cmd("b"), EBUSY,
+		"node 'b' is a member of domain 'j': delete the domain or evict the node from it first; not removed");
+	ok(t, leave_cmd("c"));
+	assert_true(imexd_fsm_node(t->fsm, "c")->leaving);
+	refused(t, create_cmd("k", 2, "a,c", 1, NULL, 0), EHOSTUNREACH,
+		"node 'c' is leaving the NVLink domain");
+	ok(t, node_cmd("c", FAB1, 0, 32));
+	assert_true(imexd_fsm_node(t->fsm, "c")->leaving);
+	b = snap(t->fsm);
+	assert_int_equal(imexd_fsm_restore(g, t->index, b.p, b.n, NULL), 0);
+	assert_true(imexd_fsm_node(g, "c")->leaving);
+	assert_false(imexd_fsm_node(g, "d")->leaving);
+	free(b.p);
+	imexd_fsm_free(g);
+	ok(t, leave_cmd("c"));
+	assert_null(imexd_fsm_node(t->fsm, "c"));
+	ok(t, leave_cmd("c"));	/* nothing left to do */
+	/* Joined again: a fresh report, not leaving. */
+	ok(t, node_cmd("c", FAB1, 0, 16));
+	assert_false(imexd_fsm_node(t->fsm, "c")->leaving);
+	ok(t, create_cmd("k", 2, "a,c", 1, NULL, 0));
+}
+
 static void test_nodes_bound(void **state)
 {
 	struct tf *t = *state;
@@ -1354,7 +1398,7 @@ static struct raw raw_start(uint32_t ndom)
 	struct raw r = { NULL, 0 };
 
 	raw_be(&r, IMEXD_FSM_MAGIC, 4);
-	raw_be(&r, IMEXD_FSM_SNAP_VERSION, 1);
+	raw_be(&r, 1, 1);	/* version 1 (no leaving flag): still read */
 	raw_be(&r, 4, 4);
 	raw_node(&r, "a", FAB1, 0, 16);
 	raw_node(&r, "b", FAB1, 0, 16);
@@ -1782,6 +1826,8 @@ int main(void)
 		cmocka_unit_test(test_codec_bounds),
 		cmocka_unit_test(test_codec_random_bytes),
 		cmocka_unit_test_setup_teardown(test_node_set, tf_setup, tf_teardown),
+		cmocka_unit_test_setup_teardown(test_node_leave_marks_then_forgets,
+						tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_nodes_bound, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_create_by_count_lowest_free_everywhere,
 						tf_setup, tf_teardown),

@@ -6,6 +6,7 @@
  * state as soon as its request is answered: the first status must reach
  * the kernel before the answer.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +31,7 @@ struct fix {
 	int set_pending;		/* a KERNEL_SET not answered yet */
 	/* order seen: first index of each action type after the request */
 	int seq, status_at, done_at, done_error;
+	unsigned ndone, nbusy, nunreach;	/* answers: all, EBUSY, EHOSTUNREACH */
 };
 
 /* Drain; a KERNEL_SET is answered at once with the kernel holding it. */
@@ -67,6 +69,9 @@ static void drain(struct fix *f)
 				printf("# done %d: %s\n", a.error, a.text);
 			f->done_at = f->seq;
 			f->done_error = a.error;
+			f->ndone++;
+			f->nbusy += a.error == EBUSY;
+			f->nunreach += a.error == EHOSTUNREACH;
 			break;
 		default:
 			break;
@@ -132,10 +137,60 @@ static void status_before_answer(void **state)
 		imexd_def_free(&f.kernel[i]);
 }
 
+/*
+ * Joins waiting for their node's HELLO: at most IMEXD_NODE_JOINS_MAX; the
+ * next is refused at once (EBUSY); at the request timeout every waiting
+ * one is refused (EHOSTUNREACH) and the table is free again.
+ */
+static void joins_waiting_bounded(void **state)
+{
+	struct imexd_node_config cfg = { .name = "a", .epoch = 7,
+					 .max_channels = 64 };
+	struct imexd_raftlog_io io;
+	struct imexd_request r = { .cmd = IMEX_CMD_NODE_JOIN };
+	char err[256], note[256];
+	struct fix f = { .now = 1000 };
+	unsigned i;
+
+	(void)state;
+	cfg.node_uuid[0] = 1;
+	cfg.fabric_uuid[0] = 0x11;
+	f.mem = imexd_raftlog_mem_new();
+	assert_non_null(f.mem);
+	imexd_raftlog_mem_io(f.mem, &io);
+	assert_int_equal(imexd_raftlog_open(&f.log, &io, note, sizeof(note), err,
+					    sizeof(err)), 0);
+	cfg.log = f.log;
+	assert_int_equal(imexd_node_new(&cfg, &f.n, err, sizeof(err)), 0);
+	assert_int_equal(imexd_node_start(f.n, f.now, NULL, 0), 0);
+	run_for(&f, 5000);
+	for (i = 0; i <= IMEXD_NODE_JOINS_MAX; i++) {
+		r.req_id = 10 + i;
+		snprintf(r.member, sizeof(r.member), "j%u", i);
+		snprintf(r.addr, sizeof(r.addr), "192.0.2.%u", i + 1);
+		imexd_node_request(f.n, f.now, &r);
+		drain(&f);
+	}
+	assert_int_equal(f.ndone, 1);
+	assert_int_equal(f.nbusy, 1);
+	run_for(&f, (uint64_t)10 * 60 * 1000);
+	assert_int_equal(f.ndone, IMEXD_NODE_JOINS_MAX + 1);
+	assert_int_equal(f.nunreach, IMEXD_NODE_JOINS_MAX);
+	r.req_id = 100;
+	snprintf(r.member, sizeof(r.member), "late");
+	imexd_node_request(f.n, f.now, &r);
+	drain(&f);
+	assert_int_equal(f.nbusy, 1);	/* room again: waits */
+	imexd_node_free(f.n);
+	imexd_raftlog_close(f.log);
+	imexd_raftlog_mem_free(f.mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(status_before_answer),
+		cmocka_unit_test(joins_waiting_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

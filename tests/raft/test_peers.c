@@ -542,13 +542,47 @@ static void test_added_and_removed_peers(void **state)
 
 		snprintf(name, sizeof(name), "m%u", i);
 		rv = imexd_peers_add(t.p, 1, name, NULL);
-		/* b, c and d hold three of the places. */
+		/* b, c and d hold three of the places (removed d's dial
+		 * is still outstanding). */
 		assert_int_equal(rv, i + 3 < IMEXD_PEERS_MAX ? 0 : -ENOSPC);
 		tp_clear(&t);
 		drain(&t);
 		tp_clear(&t);
 	}
 	assert_int_equal(imexd_peers_count(t.p), IMEXD_PEERS_MAX);
+	tp_free(&t);
+}
+
+/* Names that joined and left give their places back: a daemon's life may
+ * see any number of them, IMEXD_PEERS_MAX at once at most. */
+static void test_removed_places_reused(void **state)
+{
+	struct imexd_peers_config c = config("a");
+	struct tp t;
+	unsigned i;
+
+	(void)state;
+	tp_new(&t, &c);
+	imexd_peers_start(t.p, 1000);
+	drain(&t);
+	tp_clear(&t);
+	for (i = 0; i < 2 * IMEXD_PEERS_MAX; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "m%u", i);
+		if (imexd_peers_add(t.p, 1, name, "192.0.2.9:7000"))
+			break;
+		drain(&t);
+		imexd_peers_remove(t.p, 1, name);
+		/* Its dial's outcome comes after: then the place is free. */
+		imexd_peers_conn_failed(t.p, 1, "192.0.2.9:7000");
+		drain(&t);
+		tp_clear(&t);
+	}
+	printf("  %u names joined and left\n", i);
+	assert_int_equal(i, 2 * IMEXD_PEERS_MAX);
+	assert_int_equal(imexd_peers_add(t.p, 2, "fresh", NULL), 0);
+	assert_true(imexd_peers_count(t.p) <= 4);
 	tp_free(&t);
 }
 
@@ -1475,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_shared_address_dials),
 		cmocka_unit_test(test_non_roster_and_self_refused),
 		cmocka_unit_test(test_added_and_removed_peers),
+		cmocka_unit_test(test_removed_places_reused),
 		cmocka_unit_test(test_refusal_log_table_is_bounded),
 		cmocka_unit_test(test_refusal_log_per_host_bounded),
 		cmocka_unit_test(test_tls_claim_must_be_in_the_certificate),
