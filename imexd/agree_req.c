@@ -149,7 +149,6 @@ int ag_log_limited(struct imexd_agree *a, uint64_t now, const char *what,
 	k->skipped = 0;
 	return ag_log(a, level, "%s", buf);
 }
-}
 
 /* Every input starts here: the previous actions must have been drained. */
 int ag_begin(struct imexd_agree *a)
