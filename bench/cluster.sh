@@ -60,6 +60,14 @@ for r in $(seq "$reps"); do
 	echo "# repetition $r: TCP RTT $rtt us, $per_s req/s with 16 clients"
 	[ -n "$rtt" ] && [ -n "$per_s" ] || { bad "no TCP baseline in repetition $r"; continue; }
 
+	# One durable append where imexd keeps its raft log (the state
+	# directory: in these VMs on the out share, so the host's disk): a
+	# create waits for two of them in a row, the leader's (before it
+	# sends the entry) and then a follower's (before it answers).
+	out=$(node_run 1 "$B fsync \$IMEX_VM_OUT/state 50") || bad "fsync: $out"
+	fs=$(value fsync_us "$out")
+	[ -z "$fs" ] || emit "sample raft_fsync $fs $rtt"
+
 	# A no-op imexctl call (start, netlink, exit): under emulation most
 	# of a command's time; shown on its own and taken off the create.
 	out=$(node_run 1 "$B elapsed $I node show") || bad "imexctl node show: $out"
@@ -77,6 +85,8 @@ for r in $(seq "$reps"); do
 	[ -z "$us" ] || emit "sample domain_create $us $rtt"
 	[ -z "$us" ] || [ -z "$noop" ] ||
 		emit "sample domain_create_net $(echo "$us - $noop" | bc) $rtt"
+	[ -z "$us" ] || [ -z "$noop" ] || [ -z "$fs" ] ||
+		emit "sample domain_create_net_fs $(echo "$us - $noop - 2 * $fs" | bc) $rtt"
 	node_run 1 $I domain delete "c$r" --timeout 60 > /dev/null || bad "delete c$r"
 
 	# Daemon restart: stop node2's imexd (kernel state stays), start it

@@ -137,7 +137,8 @@ else
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	why="cluster not run ($([ "$quick" = 1 ] && echo quick mode || echo --no-cluster))"
-	for n in import_latency import_throughput domain_create daemon_restart imexd_rss \
+	for n in import_latency import_throughput domain_create imexctl_noop \
+		domain_create_net raft_fsync domain_create_net_fs daemon_restart imexd_rss \
 		slurm_job_start; do
 		echo "skip $n $why" >> "$raw"
 	done
