@@ -34,6 +34,7 @@ static const struct {
 	{ "elapsed", cmd_elapsed, "elapsed COMMAND [ARG...]" },
 	{ "up-ready", cmd_up_ready, "up-ready DOMAIN OLD_PID TIMEOUT_S" },
 	{ "fsync", cmd_fsync, "fsync DIR COUNT" },
+	{ "create", cmd_create, "create NAME NODES TIMEOUT_S" },
 	{ "report", cmd_report, "report RAW_FILE JSON_OUT" },
 };
 
