@@ -20,6 +20,8 @@ int cmd_tcp_server(int argc, char **argv);
 int cmd_tcp_client(int argc, char **argv);
 int cmd_elapsed(int argc, char **argv);
 int cmd_up_ready(int argc, char **argv);
+int cmd_fsync(int argc, char **argv);
+int cmd_create(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 #endif

@@ -33,6 +33,8 @@ static const struct {
 	{ "tcp-client", cmd_tcp_client, "tcp-client HOST PORT SIZE THREADS COUNT" },
 	{ "elapsed", cmd_elapsed, "elapsed COMMAND [ARG...]" },
 	{ "up-ready", cmd_up_ready, "up-ready DOMAIN OLD_PID TIMEOUT_S" },
+	{ "fsync", cmd_fsync, "fsync DIR COUNT" },
+	{ "create", cmd_create, "create NAME NODES TIMEOUT_S" },
 	{ "report", cmd_report, "report RAW_FILE JSON_OUT" },
 };
 

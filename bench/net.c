@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Cluster-side programs: the TCP request/response baseline (server and
- * client), a timer for whole commands, and the restart-to-READY timer.
+ * client), a timer for whole commands, a create timed in-process, the
+ * restart-to-READY timer and the cost of one durable append where imexd
+ * keeps its raft log.
  *
  * The TCP pair is the baseline of every cluster row: one request of SIZE
  * bytes answered by SIZE bytes on an established connection with
@@ -13,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -239,5 +242,103 @@ int cmd_up_ready(int argc, char **argv)
 		die("%s not READY: %s", argv[0], imexctl_errmsg(ctx));
 	printf("up_ready_us %.1f\n", (now_ns() - t_up) / 1e3);
 	imexctl_free(ctx);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One durable append as imexd's raft log does it (raftlog_io.c: write at
+ * the end, then fdatasync), COUNT times on a file in DIR; prints
+ * "fsync_us X", the median.  A create waits for such appends on the
+ * leader and on a follower, one after the other: this is the part of its
+ * time that is the disk, not the network.
+ */
+int cmd_fsync(int argc, char **argv)
+{
+	char path[4096], rec[128];
+	unsigned long count;
+	uint64_t *t, median;
+	int fd;
+
+	if (argc != 2)
+		die("usage: fsync DIR COUNT");
+	count = arg_ul(argv[1], "COUNT");
+	if (!count || count > 100000)
+		die("COUNT must be 1..100000");
+	t = calloc(count, sizeof(*t));
+	if (!t)
+		die("out of memory");
+	snprintf(path, sizeof(path), "%s/imex-bench-fsync.%d", argv[0], (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	memset(rec, 'r', sizeof(rec));
+	for (unsigned long i = 0; i < count; i++) {
+		uint64_t t0 = now_ns();
+
+		if (io_all(fd, rec, sizeof(rec), 1) || fdatasync(fd) < 0)
+			die("%s: %s", path, strerror(errno));
+		t[i] = now_ns() - t0;
+	}
+	close(fd);
+	unlink(path);
+	qsort(t, count, sizeof(*t), cmp_u64);
+	median = t[count / 2];
+	printf("fsync_us %.1f\n", (double)median / 1e3);
+	free(t);
+	return 0;
+}
+
+/*
+ * A create timed from inside one process: "create_us X" from the request
+ * handed to the kernel to DOMAIN READY on this node (which is READY only
+ * once every member has said it holds the domain), channel count 1,
+ * members named in NODES (comma-separated names; addresses from
+ * NODES_FILE).  What `imexctl domain create` costs less its start and
+ * exit, measured as one span rather than as a difference of two noisy
+ * process timings.
+ */
+int cmd_create(int argc, char **argv)
+{
+	struct imexctl_member_spec m[16];
+	struct imexctl_domain_spec spec = { 0 };
+	struct imexctl *ctx;
+	char *names, *save = NULL, *tok;
+	unsigned long timeout;
+	uint64_t t0;
+	size_t n = 0;
+
+	if (argc != 3)
+		die("usage: create NAME NODES TIMEOUT_S");
+	timeout = arg_ul(argv[2], "TIMEOUT_S");
+	names = strdup(argv[1]);
+	if (!names)
+		die("out of memory");
+	for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == sizeof(m) / sizeof(m[0]))
+			die("at most %zu members", sizeof(m) / sizeof(m[0]));
+		m[n++] = (struct imexctl_member_spec){ .name = tok };
+	}
+	spec.name = argv[0];
+	spec.members = m;
+	spec.n_members = n;
+	spec.channel_count = 1;
+	if (imexctl_new(&ctx) < 0)
+		die("imexctl_new failed");
+	t0 = now_ns();
+	if (imexctl_domain_create(ctx, &spec, (int)(timeout * 1000)) < 0)
+		die("create %s: %s", argv[0], imexctl_errmsg(ctx));
+	if (imexctl_domain_wait(ctx, argv[0], IMEXCTL_DOMAIN_READY,
+				(int)(timeout * 1000), NULL) < 0)
+		die("%s not READY: %s", argv[0], imexctl_errmsg(ctx));
+	printf("create_us %.1f\n", (now_ns() - t0) / 1e3);
+	imexctl_free(ctx);
+	free(names);
 	return 0;
 }

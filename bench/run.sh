@@ -139,7 +139,8 @@ else
 	# Every row bench/cluster.sh and t-slurm.sh --bench would write.
 	why="cluster not run ($([ "$quick" = 1 ] && echo quick mode || echo --no-cluster))"
 	for n in import_latency import_throughput domain_create imexctl_noop \
-		domain_create_net daemon_restart imexd_rss slurm_job_start; do
+		domain_create_net raft_fsync domain_create_net_fs daemon_restart imexd_rss \
+		slurm_job_start; do
 		echo "skip $n $why" >> "$raw"
 	done
 fi

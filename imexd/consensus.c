@@ -925,12 +925,39 @@ static int step(struct imexd_cons *c, uint64_t now, struct raft_event *ev)
 	return rv;
 }
 
+static int broadcast(struct imexd_cons *c, uint64_t now);
+
+/* Whether the actions from @from on send every other server that keeps a
+ * log (voters and standbys) an AppendEntries. */
+static bool all_appended(const struct imexd_cons *c, size_t from)
+{
+	const struct raft_configuration *conf = &c->raft.configuration;
+	unsigned i;
+	size_t k;
+
+	for (i = 0; i < conf->n; i++) {
+		const struct raft_server *s = &conf->servers[i];
+
+		if (s->id == c->self || s->role == RAFT_SPARE)
+			continue;
+		for (k = from; k < c->n_actions; k++)
+			if (c->actions[k].type == IMEXD_CONS_SEND &&
+			    c->actions[k].send.to == s->id &&
+			    c->actions[k].send.msg->type == RAFT_APPEND_ENTRIES)
+				break;
+		if (k == c->n_actions)
+			return false;
+	}
+	return true;
+}
+
 static int submit_entry(struct imexd_cons *c, uint64_t now,
 			enum raft_entry_type type, const void *data,
 			size_t len)
 {
 	struct raft_event ev;
 	struct raft_entry e;
+	size_t from = c->n_actions;
 	int rv;
 
 	e.term = c->raft.current_term;
@@ -950,6 +977,17 @@ static int submit_entry(struct imexd_cons *c, uint64_t now,
 	rv = step(c, now, &ev);
 	if (rv && c->refused)
 		raft_free(e.batch);
+	/*
+	 * libraft sends a new entry at once only to followers it has in
+	 * pipeline mode; one in probe mode gets it with its next heartbeat,
+	 * up to a heartbeat timeout later.  Its leader drops a follower to
+	 * probe mode whenever a tick finds no answer from it since the tick
+	 * before (not since an election timeout), which an idle group's
+	 * timing often gives.  A follower the step left out gets the entry
+	 * now (broadcast: an AppendEntries to every follower).
+	 */
+	if (!rv && raft_state(&c->raft) == RAFT_LEADER && !all_appended(c, from))
+		rv = broadcast(c, now);
 	return rv;
 }
 

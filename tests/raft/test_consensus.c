@@ -484,6 +484,77 @@ static void test_commit_pushed_at_once(void **state)
 	hr_free(h);
 }
 
+struct applied_arg {
+	unsigned count;
+};
+
+static bool all_applied_n(struct hr *h, void *arg)
+{
+	const struct applied_arg *aa = arg;
+	unsigned i;
+
+	for (i = 1; i <= hr_n(h); i++)
+		if (hr_applied_count(h, i) < aa->count)
+			return false;
+	return true;
+}
+
+/* Every entry reaches every follower at once, whatever the leader's tick
+ * did to its view of them: libraft sends a new entry to a follower it has
+ * in probe mode only with the next heartbeat (100 ms here), and it puts
+ * one there whenever a tick heard nothing from it since the tick before.
+ * Submits at many offsets from the leader's ticks and commit pushes. */
+static void test_entry_sent_at_once(void **state)
+{
+	struct hr *h = cluster(3, 5);
+	struct applied_arg aa = { 0 };
+	uint64_t worst = 0;
+	raft_id l, f, g;
+	unsigned k;
+
+	(void)state;
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	l = hr_leader(h);
+	/* A follower back from a crash, behind: the leader's catch-up goes
+	 * to it alone, so the followers' heartbeats run out of step. */
+	f = l % 3 + 1;
+	g = f % 3 + 1;
+	hr_crash(h, f);
+	submit_n(h, l, 0, 3, "behind");
+	hr_run_for(h, 2 * ET);
+	hr_restart(h, f);
+	aa.count = 3;
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, all_applied_n, &aa));
+	hr_run_for(h, 2 * ET);
+	for (k = 0; k < 40; k++) {
+		uint64_t t0;
+		raft_index index;
+
+		/* Every other round, the followers' answers lost for a few
+		 * heartbeats: the leader's ticks put them in probe mode. */
+		if (k % 2) {
+			hr_cut(h, f, l, true);
+			hr_cut(h, g, l, true);
+			hr_run_for(h, 250);
+			hr_cut(h, f, l, false);
+			hr_cut(h, g, l, false);
+		}
+		hr_run_for(h, 150 + 7 * k);
+		assert_int_equal(hr_leader(h), l);
+		t0 = hr_now(h);
+		assert_int_equal(hr_submit(h, l, "e", 1, &index), 0);
+		aa.count++;
+		/* Out and back (2-4 ms), the disks (2 ms), the commit out. */
+		assert_true(hr_run_until_pred(h, t0 + 20, all_applied_n, &aa));
+		if (hr_now(h) - t0 > worst)
+			worst = hr_now(h) - t0;
+	}
+	printf("  40 entries: applied everywhere at worst %llu ms after the submit\n",
+	       (unsigned long long)worst);
+	assert_int_equal(hr_violations(h), 0);
+	hr_free(h);
+}
+
 struct failover_arg {
 	raft_id old;
 };
@@ -1271,6 +1342,7 @@ int main(void)
 		cmocka_unit_test(test_election_7),
 		cmocka_unit_test(test_apply_order_identical),
 		cmocka_unit_test(test_commit_pushed_at_once),
+		cmocka_unit_test(test_entry_sent_at_once),
 		cmocka_unit_test(test_leader_kill_failover),
 		cmocka_unit_test(test_partition_2_3),
 		cmocka_unit_test(test_lost_voter_replaced),
