@@ -7,7 +7,7 @@
  *   hostile [--tls CA CERT KEY] HOST:PORT STEP...
  *
  * Steps, in order, on one connection:
- *   hello NAME          say HELLO as node NAME (protocol 2)
+ *   hello NAME          say HELLO as node NAME (this imexd's protocol)
  *   raft TERM ID        a RAFT frame: RequestVote, term TERM, candidate ID
  *   import UUID HANDLE  IMPORT_REQ for domain UUID (hex, dashes allowed)
  *   bigraft             a RAFT frame header announcing a 2 MiB body
