@@ -2,11 +2,12 @@
 /*
  * peers: the roster's peers and the connections to them (peers.h).
  *
- * A peer is a roster node other than self, fixed at creation; nothing a
- * remote host sends adds one.  A connection is "unbound" until a HELLO
- * (inbound) or HELLO_ACK (outbound) on it proves a roster name, then
+ * A peer is a roster node other than self, one the raft configuration
+ * added, or one learnt from an inbound HELLO carrying our group id (a node
+ * joined while this one was away).  A connection is "unbound" until a
+ * HELLO (inbound) or HELLO_ACK (outbound) on it proves a peer's name, then
  * "bound" to that peer; only bound connections carry messages to the other
- * parts.  The tables are bounded: peers by the roster, bound connections
+ * parts.  The tables are bounded: peers by IMEXD_PEERS_MAX, bound connections
  * by the peers (a duplicate is resolved as it binds), outbound unbound ones
  * by one dial per peer, inbound unbound ones by IMEXD_PEERS_UNBOUND_*.
  *
@@ -48,6 +49,7 @@ struct peer {
 	uint64_t connect_at;		/* next dial, when neither */
 	uint32_t backoff;		/* the delay after the next failure */
 	bool gone;			/* removed from the group: not a peer */
+	bool learnt;			/* known by its HELLO only: not dialled */
 	uint64_t group;			/* the bound instance's group id */
 };
 
@@ -379,7 +381,7 @@ static void schedule_dial(struct imexd_peers *p, struct peer *pe, uint64_t now,
 	uint64_t next = (uint64_t)pe->backoff * 2;
 
 	pe->connecting = false;
-	pe->connect_at = pe->gone ? NO_TIME : now + delay;
+	pe->connect_at = pe->gone || pe->learnt ? NO_TIME : now + delay;
 	pe->backoff = next > p->backoff_max ? p->backoff_max : (uint32_t)next;
 }
 
@@ -549,7 +551,8 @@ static void dial_due(struct imexd_peers *p, uint64_t now)
 		struct peer *pe = &p->peers[i];
 		struct act *a;
 
-		if (pe->gone || pe->conn || pe->connecting || now < pe->connect_at)
+		if (pe->gone || pe->learnt || pe->conn || pe->connecting ||
+		    now < pe->connect_at)
 			continue;
 		a = act_push(p, IMEXD_PEERS_CONNECT);
 		if (!a)
@@ -568,7 +571,7 @@ void imexd_peers_start(struct imexd_peers *p, uint64_t now)
 		return;
 	p->started = true;
 	for (i = 0; i < p->npeers; i++)
-		if (!p->peers[i].gone)
+		if (!p->peers[i].gone && !p->peers[i].learnt)
 			p->peers[i].connect_at = now;
 	dial_due(p, now);
 }
@@ -825,13 +828,63 @@ static void group_refused(struct imexd_peers *p, uint64_t now,
 		     (unsigned long long)p->group);
 }
 
+/* A name no configuration here named (so none removed). */
+static bool learnable(const struct imexd_peers *p, const char *name)
+{
+	int i = peer_slot(p, name);
+
+	return i < 0 || p->peers[i].learnt;
+}
+
+/*
+ * Inbound @c says it is node @name, which is no peer here, and names our
+ * group: a node joined while this one was away, leading or catching us up
+ * before our log holds its join.  It becomes a peer that is not dialled
+ * (it dials us) until the configuration adds it.  A name the
+ * configuration removed stays refused.  -1: not learnt (logged).
+ */
+static int peer_learn(struct imexd_peers *p, uint64_t now,
+		      const struct conn *c, const char *name)
+{
+	struct peer *pe;
+	int i = peer_slot(p, name);
+
+	if (i < 0) {
+		if (p->npeers >= IMEXD_PEERS_MAX) {
+			plog_limited(p, now, "learn", c->addr, name, LOG_WARNING,
+				     "peer %s says it is node '%s' of this group, but this node holds %u node names already; refused",
+				     c->addr, name, IMEXD_PEERS_MAX);
+			return -1;
+		}
+		if (imexd_grow((void **)&p->peers, &p->cap_peers,
+			       p->npeers + 1, sizeof(*p->peers))) {
+			plog(p, LOG_ERR, "out of memory for node '%s' (%s): closing its connection",
+			     name, c->addr);
+			return -1;
+		}
+		i = (int)p->npeers++;
+		pe = &p->peers[i];
+		memset(pe, 0, sizeof(*pe));
+		snprintf(pe->name, sizeof(pe->name), "%s", name);
+		pe->backoff = p->backoff_min;
+	}
+	pe = &p->peers[i];
+	pe->gone = false;
+	pe->learnt = true;
+	pe->connect_at = NO_TIME;
+	plog_limited(p, now, "learnt", c->addr, name, LOG_INFO,
+		     "node '%s' (%s) is of this group but not in the configuration this node knows yet (it joined while this node was away): taken as a peer",
+		     name, c->addr);
+	return i;
+}
+
 /* A HELLO (inbound) or HELLO_ACK (outbound) on unbound @c. */
 static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		       const struct imexd_msg *m)
 {
 	const char *name = m->u.hello.node_name;
 	uint64_t id = c->id;
-	bool restarted = false, outbound;
+	bool restarted = false, outbound, learn;
 	struct peer *pe;
 	struct conn *old;
 	char certs[IMEXD_PEERS_CERT_NAMES_MAX * (IMEX_NAME_MAX + 4)];
@@ -845,7 +898,11 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		return;
 	}
 	q = peer_find(p, name);
-	if (q < 0) {
+	/* Unknown but of our group (its id is a hash of our first entry). */
+	learn = q < 0 && !c->outbound && p->group &&
+		m->u.hello.group == p->group &&
+		learnable(p, name);
+	if (q < 0 && !learn) {
 		plog_limited(p, now, "roster", c->addr, name, LOG_WARNING,
 			     "peer %s says it is node '%s', which is not in the node list; refused",
 			     c->addr, name);
@@ -859,6 +916,13 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 			     c->addr, name, certs);
 		conn_end(p, c, now, true);
 		return;
+	}
+	if (learn) {
+		q = peer_learn(p, now, c, name);
+		if (q < 0) {
+			conn_end(p, c, now, true);
+			return;
+		}
 	}
 	if (c->outbound && c->dialled != q) {
 		plog_limited(p, now, "node-map", c->addr, name, LOG_ERR,
@@ -1189,8 +1253,9 @@ int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
 	/* A joined node's address: the join's, else the one known. */
 	if ((addr && addr[0]) || !pe->addr[0])
 		snprintf(pe->addr, sizeof(pe->addr), "%s", norm);
-	if (pe->gone) {
+	if (pe->gone || pe->learnt) {
 		pe->gone = false;
+		pe->learnt = false;
 		pe->backoff = p->backoff_min;
 		pe->connect_at = p->started ? now : NO_TIME;
 		dial_due(p, now);

@@ -8,10 +8,15 @@
  * authenticated name.  Pure: no sockets, clock or threads; the caller names
  * connections with uint64_t ids and carries out the actions.
  *
- * Who may be a peer: only roster names (NODES_FILE) other than self.  A
- * HELLO naming anything else, or self, is refused: the connection is
+ * Who may be a peer: roster names (NODES_FILE) and names the raft
+ * configuration added (imexd_peers_add), other than self, and a name no
+ * configuration here named whose inbound HELLO carries this node's
+ * (non-zero) group id: a node joined while this one was away, which leads
+ * or catches it up before its log holds the join.  Such a name is learnt
+ * (within IMEXD_PEERS_MAX, not dialled until the configuration adds it).
+ * A HELLO naming anything else, or self, is refused: the connection is
  * closed and one line is logged per (host, name) at most once a minute, so
- * no peer can grow a table here.  Refusal lines about one remote host are
+ * no peer can grow a table here past IMEXD_PEERS_MAX.  Refusal lines about one remote host are
  * at most IMEXD_PEERS_LOG_PER_HOST a minute (then one line says the rest
  * are not logged), for at most IMEXD_PEERS_LOG_HOSTS hosts a minute: a host
  * cycling through junk names cannot flood the log.  Unbound connections are bounded: at most
@@ -21,8 +26,9 @@
  * closed at once (logged as above).  An unbound connection that sends no HELLO within
  * hello_timeout_ms is closed.
  *
- * Authentication: with TLS (struct imexd_peers_auth.tls) a HELLO's name
- * must be one of the names the peer certificate carries (its
+ * Authentication: with TLS (struct imexd_peers_auth.tls) a HELLO's name,
+ * learnt ones included, must be one of the names the peer certificate
+ * carries (its
  * subjectAltName DNS entries, extracted by the caller after the handshake
  * verified the chain).  A claim the certificate does not carry is refused
  * and logged at warning level with both: "peer 10.0.0.7:41234 claims to be

@@ -817,6 +817,79 @@ static unsigned membership(unsigned seed)
 	return v;
 }
 
+/* The node away during the join holds it: n004 is a member in its log
+ * and its identity is in its table. */
+static unsigned away_node;
+
+static bool away_caught_up(struct sw *w)
+{
+	const struct imexd_cons *c = cons_at(w, away_node);
+
+	return c && imexd_cons_role(c, imexd_cons_name_id("n004")) >= 0 &&
+	       imexd_fsm_node(sw_fsm(w, away_node), "n004");
+}
+
+static bool n004_leads(struct sw *w)
+{
+	return sw_leader(w) == 4;
+}
+
+/* The leader made n004 a voter (the group of five wants five). */
+static bool n004_votes(struct sw *w)
+{
+	int l = sw_leader(w);
+
+	return l >= 0 && imexd_cons_role(cons_at(w, (unsigned)l),
+					 imexd_cons_name_id("n004")) ==
+			 RAFT_VOTER;
+}
+
+/*
+ * A node away during a join comes back while the joined node leads, with
+ * NODES_FILE unchanged (the group's four): it does not know n004, but
+ * n004's HELLO carries the group's id, so it binds n004 and catches up
+ * from it.  Once n004 votes, the other members are cut from each other
+ * and from it, so only n004 can gather a majority (of pre-votes too), and
+ * only n004 can catch the node up.
+ */
+static unsigned away_during_join(unsigned seed)
+{
+	struct sw_config cfg = world_config(5, seed);
+	struct req_buf rb;
+	struct sw_req *r;
+	unsigned l, i, j;
+	struct sw *w;
+
+	cfg.n_roster = 4;
+	w = sw_new(&cfg);
+	EXPECT(w, sw_run_pred(w, 50 * ET, four_up));
+	l = leader_or_0(w);
+	away_node = (l + 1) % 4;
+	sw_crash(w, away_node);
+	/* Long enough silent that the leader would not pick it to promote
+	 * (a catch-up of a node that is down runs for 50 timeouts). */
+	sw_run_for(w, 2 * ET);
+	l = leader_or_0(w);
+	mk_node(&rb, IMEX_CMD_NODE_JOIN, w, 4, true);
+	r = request(w, l, &rb);
+	EXPECT(w, r && r->done && !r->error);
+	EXPECT(w, sw_run_pred(w, 20 * ET, joined));
+	EXPECT(w, sw_run_pred(w, 100 * ET, n004_votes));
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 4; j++)
+			if (i != j)
+				sw_cut(w, i, j, true);
+	EXPECT(w, sw_run_pred(w, 100 * ET, n004_leads));
+	sw_restart(w, away_node);
+	EXPECT(w, sw_run_pred(w, 50 * ET, away_caught_up));
+	EXPECT(w, sw_bound(w, away_node, 4));
+	EXPECT(w, imexd_cons_role(cons_at(w, away_node),
+				  imexd_cons_name_id("n004")) >= 0);
+	i = sw_check_final(w);
+	sw_free(w);
+	return i;
+}
+
 /* ---- a wrong NODES_FILE ---------------------------------------------------- */
 
 #define WRONG_LINE "is in another group"
@@ -919,6 +992,8 @@ static void scenarios(unsigned seed)
 	      snap_ready(seed));
 	named("membership: join a node to a running 4-node group, a domain on it, another leaves",
 	      membership(seed));
+	named("membership: a node away during a join catches up from the joined leader, NODES_FILE unchanged",
+	      away_during_join(seed));
 	named("a wrong NODES_FILE on 2 of 5 nodes: refused by group id, no divergence",
 	      wrong_nodes_file(seed));
 	named("a follower may not forward changes to a domain that does not name it",

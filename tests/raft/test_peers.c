@@ -858,6 +858,189 @@ static void test_peer_of_another_group_refused(void **state)
 	tp_free(&t);
 }
 
+/* Inbound @conn from @addr says HELLO as @name with group id @group. */
+static void inbound_hello_group(struct tp *t, uint64_t now, uint64_t conn,
+				const char *addr, const char *name,
+				uint64_t group,
+				const struct imexd_peers_auth *auth)
+{
+	struct imexd_msg m;
+
+	imexd_peers_conn_up(t->p, now, conn, addr, false, auth);
+	drain(t);
+	hello(&m, IMEXD_MSG_HELLO, name, 1, PV, PV);
+	m.u.hello.group = group;
+	imexd_peers_msg(t->p, now, conn, &m);
+	drain(t);
+}
+
+/* Is @name one of the peers (not removed)? */
+static bool has_peer(const struct tp *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < imexd_peers_count(t->p); i++)
+		if (imexd_peers_name(t->p, i) &&
+		    !strcmp(imexd_peers_name(t->p, i), name))
+			return true;
+	return false;
+}
+
+/*
+ * A node this one does not know (it joined while this one was away) binds
+ * when its HELLO names our group, and only then; with TLS its certificate
+ * must name it.  It is not dialled until the configuration adds it; a name
+ * the configuration removed stays refused; one learnt and removed before
+ * any configuration named it is learnt again.
+ */
+static void test_unknown_node_of_our_group_learnt(void **state)
+{
+	struct imexd_peers_config c = config("a");
+	struct imexd_peers_auth auth = { .tls = true, .n_names = 1 };
+	uint8_t data[3] = { 1, 2, 3 };
+	const struct rec *r;
+	struct imexd_msg m;
+	struct tp t;
+
+	(void)state;
+	tp_new(&t, &c);
+	imexd_peers_start(t.p, 0);
+	drain(&t);
+	/* No group of ours yet: refused whatever it says. */
+	inbound_hello_group(&t, 0, 1, "10.0.0.4:1", "d", 0x1111, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	assert_non_null(find_log(&t, "which is not in the node list; refused"));
+	imexd_peers_set_group(t.p, 0, 0x1111);
+	/* No group, or another: refused as before. */
+	inbound_hello_group(&t, 0, 2, "10.0.0.4:2", "d", 0, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 2));
+	inbound_hello_group(&t, 0, 3, "10.0.0.4:3", "d", 0x2222, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	assert_false(has_peer(&t, "d"));
+	assert_int_equal(imexd_peers_count(t.p), 2);
+	/* TLS: the certificate must name it; nothing learnt otherwise. */
+	strcpy(auth.names[0], "x");
+	inbound_hello_group(&t, 0, 4, "10.0.0.4:4", "d", 0x1111, &auth);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 4));
+	assert_non_null(find_log(&t, "claims to be 'd' but its certificate names 'x'"));
+	assert_int_equal(imexd_peers_count(t.p), 2);
+
+	/* Our group: bound, answered, logged once, its messages handed on. */
+	strcpy(auth.names[0], "d");
+	inbound_hello_group(&t, 0, 5, "10.0.0.4:5", "d", 0x1111, &auth);
+	assert_null(find(&t, IMEXD_PEERS_CLOSE, 0));
+	r = find(&t, IMEXD_PEERS_PEER_UP, 5);
+	assert_non_null(r);
+	assert_string_equal(r->name, "d");
+	r = find_sent(&t, IMEXD_MSG_HELLO_ACK, 5);
+	assert_non_null(r);
+	assert_true(r->sent.u.hello.group == 0x1111);
+	r = find_log(&t, "node 'd' (10.0.0.4:5) is of this group");
+	assert_non_null(r);
+	assert_int_equal(r->level, 6);
+	assert_true(imexd_peers_connected(t.p, "d"));
+	assert_true(has_peer(&t, "d"));
+	assert_int_equal(imexd_peers_count(t.p), 3);
+	memset(&m, 0, sizeof(m));
+	m.type = IMEXD_MSG_RAFT;
+	uuid_of(m.sender_uuid, "d", 1);
+	m.sender_epoch = 1;
+	m.u.raft.len = 3;
+	m.u.raft.data = data;
+	imexd_peers_msg(t.p, 1, 5, &m);
+	drain(&t);
+	r = find(&t, IMEXD_PEERS_MSG, 5);
+	assert_non_null(r);
+	assert_string_equal(r->name, "d");
+
+	/* Not dialled when its connection ends (it dials us); back again. */
+	imexd_peers_conn_down(t.p, 2, 5);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_DOWN, 5));
+	imexd_peers_timer(t.p, 100000);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_CONNECT, 0));
+	inbound_hello_group(&t, 100000, 6, "10.0.0.4:6", "d", 0x1111, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 6));
+	assert_null(find_log(&t, "is of this group"));	/* within the minute */
+
+	/* The configuration adds it: a peer like any, dialled at its
+	 * address once its connection ends. */
+	assert_int_equal(imexd_peers_add(t.p, 100001, "d", "10.0.0.4:7000"), 0);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_CONNECT, 0));
+	imexd_peers_conn_down(t.p, 100002, 6);
+	drain(&t);
+	imexd_peers_timer(t.p, 200000);
+	drain(&t);
+	r = find(&t, IMEXD_PEERS_CONNECT, 0);
+	assert_non_null(r);
+	assert_string_equal(r->addr, "10.0.0.4:7000");
+	/* Then removed by the configuration: it stays refused. */
+	imexd_peers_remove(t.p, 200001, "d");
+	drain(&t);
+	inbound_hello_group(&t, 200002, 7, "10.0.0.4:8", "d", 0x1111, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 7));
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+
+	/* Learnt, removed before any configuration named it: learnt again. */
+	inbound_hello_group(&t, 200003, 8, "10.0.0.5:1", "e", 0x1111, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 8));
+	imexd_peers_remove(t.p, 200004, "e");
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 8));
+	assert_false(has_peer(&t, "e"));
+	inbound_hello_group(&t, 200005, 9, "10.0.0.5:2", "e", 0x1111, NULL);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 9));
+	assert_true(has_peer(&t, "e"));
+	/* An answer (outbound) from a name we did not dial is never learnt. */
+	imexd_peers_conn_up(t.p, 200006, 10, "10.0.0.2:50100", true, NULL);
+	drain(&t);
+	hello(&m, IMEXD_MSG_HELLO_ACK, "z", 1, PV, PV);
+	m.u.hello.group = 0x1111;
+	imexd_peers_msg(t.p, 200006, 10, &m);
+	drain(&t);
+	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	assert_false(has_peer(&t, "z"));
+	tp_free(&t);
+}
+
+/* Names learnt from HELLOs count against IMEXD_PEERS_MAX, as added ones. */
+static void test_learnt_names_bounded(void **state)
+{
+	struct imexd_peers_config c = config("a");
+	unsigned i, refused = 0;
+	struct tp t;
+
+	(void)state;
+	tp_new(&t, &c);
+	imexd_peers_set_group(t.p, 0, 0x1111);
+	for (i = 0; i < IMEXD_PEERS_MAX + 5; i++) {
+		char name[16], addr[32];
+
+		snprintf(name, sizeof(name), "m%u", i);
+		snprintf(addr, sizeof(addr), "10.1.%u.%u:1", i / 250, i % 250);
+		/* A minute apart: every refusal is logged. */
+		inbound_hello_group(&t, (uint64_t)i * 61000, i + 1, addr, name,
+				    0x1111, NULL);
+		/* b and c hold two of the places. */
+		if (i + 2 < IMEXD_PEERS_MAX) {
+			assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, i + 1));
+			continue;
+		}
+		assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+		assert_non_null(find(&t, IMEXD_PEERS_CLOSE, i + 1));
+		if (find_log(&t, "holds 1024 node names already; refused"))
+			refused++;
+	}
+	assert_int_equal(refused, 7);
+	assert_int_equal(imexd_peers_count(t.p), IMEXD_PEERS_MAX);
+	assert_int_equal(imexd_peers_add(t.p, 1, "n0", NULL), -ENOSPC);
+	tp_free(&t);
+}
+
 /* ---- unbound connections never deliver ------------------------------------- */
 
 static void test_unbound_messages_never_delivered(void **state)
@@ -1515,6 +1698,8 @@ int main(void)
 		cmocka_unit_test(test_tls_claim_must_be_in_the_certificate),
 		cmocka_unit_test(test_version_mismatch_reported_and_closed),
 		cmocka_unit_test(test_peer_of_another_group_refused),
+		cmocka_unit_test(test_unknown_node_of_our_group_learnt),
+		cmocka_unit_test(test_learnt_names_bounded),
 		cmocka_unit_test(test_unbound_messages_never_delivered),
 		cmocka_unit_test(test_restart_seen_by_epoch),
 		cmocka_unit_test(test_backoff_doubles_within_bounds),
