@@ -816,14 +816,15 @@ static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
 
 /*
  * Node @name's HELLO names another Raft group: its log began with another
- * bootstrap entry (a NODES_FILE that named other nodes at its first
- * start), which Raft cannot tell from ours at (term 1, index 1).
+ * bootstrap entry (a NODES_FILE whose names differed from the group's
+ * first one at its first start), which Raft cannot tell from ours at
+ * (term 1, index 1).
  */
 static void group_refused(struct imexd_peers *p, uint64_t now,
 			  const struct conn *c, const char *name, uint64_t group)
 {
 	plog_limited(p, now, "group", c->addr, name, LOG_ERR,
-		     "node '%s' (%s) is in another group (group id %016llx, this node's %016llx): one of the two first started with a NODES_FILE naming other nodes; refused: make NODES_FILE the same on every node, then move STATE_DIRECTORY/raft away on the nodes of the wrong group and restart them (they are joined again)",
+		     "node '%s' (%s) is in another group (group id %016llx, this node's %016llx): one of the two first started with a NODES_FILE other than the group's first one; refused: give every node the group's first NODES_FILE (the names it first started with; addresses may differ), then move STATE_DIRECTORY/raft away on the nodes of the wrong group and restart them (they catch up from the group)",
 		     name, c->addr, (unsigned long long)group,
 		     (unsigned long long)p->group);
 }
