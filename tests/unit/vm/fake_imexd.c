@@ -405,10 +405,10 @@ static void handle(uint64_t id, uint32_t cmd, struct nlattr *attrs)
 			snprintf(text, sizeof(text),
 				 "node %s is in another NVLink domain: its fabric identity differs",
 				 name);
-			done(id, EXDEV, text);
+			done(id, EXDEV, text, NULL, 0);
 			return;
 		}
-		done(id, 0, NULL);
+		done(id, 0, NULL, NULL, 0);
 		return;
 	}
 	fprintf(stderr, "fake_imexd: request %llu: cmd %u domain %s\n",
