@@ -16,7 +16,7 @@ struct imexd_members_pub {
 	char *self;
 	const struct imexd_node *core;
 	char *last;			/* the text last written */
-	uint64_t next_ms;		/* no write before */
+	uint64_t next_ms;		/* no render before */
 	int last_err;			/* logged once until it changes */
 };
 
@@ -60,6 +60,9 @@ void imexd_members_pub_update(struct imexd_members_pub *p)
 		sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
 		return;
 	}
+	/* Rendering walks every member: once per period too, even when
+	 * nothing changed (events come with every heartbeat). */
+	p->next_ms = now + IMEXD_MEMBERS_MIN_MS;
 	text = render(p);
 	if (!text || (p->last && !strcmp(text, p->last))) {
 		free(text);
@@ -72,7 +75,6 @@ void imexd_members_pub_update(struct imexd_members_pub *p)
 	p->last_err = r;
 	free(p->last);
 	p->last = text;
-	p->next_ms = now + IMEXD_MEMBERS_MIN_MS;
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *ud)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The daemon keeps STATE_DIRECTORY/members.json (store_members.h) in step
- * with the core's view of the group: after every batch of events it
- * renders the view and replaces the file when the text changed, at most
- * once per IMEXD_MEMBERS_MIN_MS (a change inside that time is written
- * when it ends, by a timer of its own).  The file is removed at stop.
+ * with the core's view of the group: after a batch of events it renders
+ * the view, at most once per IMEXD_MEMBERS_MIN_MS (a batch inside that
+ * time arms a timer of its own for when it ends), and replaces the file
+ * when the text changed.  The file is removed at stop.
  */
 #ifndef IMEXD_DAEMON_MEMBERS_H
 #define IMEXD_DAEMON_MEMBERS_H
