@@ -25,6 +25,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include "daemon.h"
+#include "daemon_members.h"
 #include "describe.h"
 #include "kernel.h"
 #include "log.h"
@@ -55,6 +56,7 @@ struct daemon {
 	struct imexd_roster_node *roster;
 	size_t n_roster;
 	struct imexd_node *core;
+	struct imexd_members_pub *members;	/* members.json */
 	uint8_t node_uuid[16];
 	uint64_t epoch;
 
@@ -439,6 +441,7 @@ static void drain(struct daemon *d)
 	d->draining = false;
 	arm_timer(d);
 	update_status(d);
+	imexd_members_pub_update(d->members);
 }
 
 static int on_more(sd_event_source *s, void *ud)
@@ -966,6 +969,9 @@ static int start(struct daemon *d)
 		 d->tls ? " (TLS)" : "", d->node.max_channels);
 	d->ready = true;
 	d->status_dirty = true;
+	d->members = imexd_members_pub_new(d->ev, d->cfg.state_directory,
+					   d->cfg.node_name, d->core);
+	imexd_members_pub_update(d->members);
 	sd_notify(0, "READY=1");
 	update_status(d);
 	if (d->opts->ready_fd >= 0) {
@@ -995,6 +1001,7 @@ static void stop(struct daemon *d)
 	if (d->kernel && d->ready &&
 	    imexd_kernel_detach(d->kernel, msg, sizeof(msg)) < 0)
 		log_debug("detach: %s", msg);
+	imexd_members_pub_free(d->members);
 	imexd_node_free(d->core);
 	imexd_raftlog_close(d->rlog);
 	free(d->roster);

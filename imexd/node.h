@@ -207,6 +207,32 @@ uint8_t imexd_node_peer_state(const struct imexd_node *n, const char *name);
 const struct imexd_fsm *imexd_node_fsm(const struct imexd_node *n);
 /* NULL: not known; else the leader's name. */
 const char *imexd_node_leader(const struct imexd_node *n);
+/*
+ * This node's view of the group's raft configuration (imexctl node list):
+ * the latest configuration it knows (maybe not committed yet), with what
+ * it believes of the leader and its connections.  Another node may see
+ * more, or less.
+ */
+struct imexd_node_member {
+	char name[IMEX_NAME_MAX];
+	char addr[IMEXD_ADDR_MAX + 1];	/* "": the name, the default port */
+	int role;			/* RAFT_VOTER, RAFT_STANDBY, RAFT_SPARE */
+	bool leader;			/* this node believes it leads */
+	bool self;
+	bool connected;			/* to this node now (self: false) */
+};
+struct imexd_node_group {
+	bool member;			/* false: waits to be joined (or left) */
+	uint64_t term, commit, applied;
+	uint64_t config_index;		/* the configuration's entry (0: none) */
+	char leader[IMEX_NAME_MAX];	/* "": not known */
+	size_t n_members;		/* all of them, even beyond @max */
+};
+/* Fills @g and up to @max members (sorted by name); returns how many it
+ * filled. */
+size_t imexd_node_members(const struct imexd_node *n,
+			  struct imexd_node_group *g,
+			  struct imexd_node_member *m, size_t max);
 /* For checkers (the simulator): the agreement part, to read only. */
 const struct imexd_agree *imexd_node_agree(const struct imexd_node *n);
 /* For checkers: @fn sees every entry as agree applies it, with the

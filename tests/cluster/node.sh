@@ -13,6 +13,11 @@
 #                                 across nodes
 #   node.sh leader                the Raft leader this daemon last logged
 #                                 (empty if none is known)
+#   node.sh member NAME ROLE SECS bounded wait until 'imexctl node list'
+#                                 shows NAME as ROLE (voter, standby,
+#                                 spare; gone: no row)
+#   node.sh waits-to-join SECS    bounded wait until 'imexctl node list'
+#                                 says this node waits to be joined
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
 cd "$(dirname "$0")/../.." || exit 2
@@ -34,6 +39,15 @@ has_state() { # NAME STATE
 	else
 		$NL domain name="$1" 2>/dev/null | grep -q " state=$(state_num "$2") "
 	fi
+}
+
+node_list() {
+	tools/imexctl/imexctl node list --state-dir "$IMEX_VM_OUT/state"
+}
+
+has_role() { # NAME ROLE: a row "NAME ADDRESS ROLE LEADER CONNECTED"
+	r=$(node_list | awk -v n="$1" 'f && $1 == n { print $3 } /^NAME/ { f = 1 }')
+	[ "${r:-gone}" = "$2" ]
 }
 
 cmd=$1
@@ -70,6 +84,13 @@ stop)
 	;;
 wait-state)
 	wait_for "$3" has_state "$1" "$2"
+	;;
+member)
+	wait_for "$3" has_role "$1" "$2"
+	node_list
+	;;
+waits-to-join)
+	wait_for "$1" sh -c "tools/imexctl/imexctl node list --state-dir '$IMEX_VM_OUT/state' | grep -q 'waits to be joined'"
 	;;
 hold)
 	setsid $CHANOPEN "$DEV/channel$1" hold > "$run/hold.$1" 2>&1 < /dev/null &

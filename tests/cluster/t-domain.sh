@@ -15,7 +15,8 @@
 # identity differs, and made by 'imexctl node join' once it matches; a
 # domain naming it turns READY with its kernel holding the channels; its
 # leave is refused while that domain names it and made once it is gone,
-# after which a create naming it is refused.
+# after which a create naming it is refused.  'imexctl node list' shows
+# node4 waiting, then as a standby after its join, and not after its leave.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/cluster/cluster.sh
 I=tools/imexctl/imexctl
@@ -165,6 +166,7 @@ t_check "node4: fabric set to another partition" node_run 4 $I node set-fabric $
 t_check "node4: imexd attached" node_run 4 $N start
 t_check "node4: not in NODES_FILE, it waits to be joined" \
 	node_run 4 'grep -q "it waits until a node of the group runs" "$IMEX_VM_OUT/imexd.log"'
+t_check "node4: node list says it waits to be joined" node_run 4 $N waits-to-join 10
 out=$(node_run 1 $I node join node4=192.0.2.4 --timeout 30 2>&1)
 rc=$?
 echo "$out"
@@ -176,6 +178,8 @@ t_check "node4: fabric set to the group's" \
 	node_run 4 $I node set-fabric 11111111-2222-3333-4444-555555555555 7
 t_check "node4: imexd attached again" node_run 4 $N start
 t_check "node1: join node4" node_run 1 $I node join node4=192.0.2.4 --timeout 60
+t_check "node1: node list shows node4 as standby" node_run 1 $N member node4 standby 10
+t_check "node4: node list shows itself as standby" node_run 4 $N member node4 standby 30
 out=$(node_run 1 $I node join node4 --timeout 10 2>&1)
 echo "$out"
 echo "$out" | grep -q "already a node of this NVLink domain" &&
@@ -197,6 +201,7 @@ echo "$out"
 t_check "delete job6" node_run 1 $I domain delete job6 --timeout 30
 t_check "node4: job6 gone" node_run 4 $N wait-state job6 gone 30
 t_check "node3: leave node4" node_run 3 $I node leave node4 --timeout 60
+t_check "node3: node list no longer shows node4" node_run 3 $N member node4 gone 10
 out=$(node_run 1 $I domain create job7 --nodes node1,node4 --channels 1 --timeout 30 2>&1)
 rc=$?
 echo "$out"

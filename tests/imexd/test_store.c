@@ -27,6 +27,7 @@
 
 #include "store.h"
 #include "store_file.h"
+#include "store_members.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -348,6 +349,66 @@ static void test_killed_writer_never_leaves_a_torn_file(void **state)
 	free(v[1]);
 }
 
+/* ---- members.json ------------------------------------------------------- */
+
+/* The whole text, so imexctl's reader and the man page's example agree
+ * with it; written, replaced and removed. */
+static void test_members_file(void **state)
+{
+	static const char want[] =
+		"{\"version\":1,\"node\":\"a\",\"pid\":42,\"member\":true,"
+		"\"term\":3,\"leader\":\"b\",\"commit\":12,\"applied\":11,"
+		"\"config_index\":5,\"members\":["
+		"{\"name\":\"a\",\"addr\":\"\",\"role\":\"voter\",\"leader\":false,"
+		"\"self\":true,\"connected\":null},"
+		"{\"name\":\"b\",\"addr\":\"10.0.0.2:50100\",\"role\":\"voter\","
+		"\"leader\":true,\"self\":false,\"connected\":true},"
+		"{\"name\":\"d\",\"addr\":\"\",\"role\":\"standby\",\"leader\":false,"
+		"\"self\":false,\"connected\":false}]}";
+	struct fixture *f = *state;
+	struct imexd_node_group g = { .member = true, .term = 3, .commit = 12,
+				      .applied = 11, .config_index = 5,
+				      .leader = "b", .n_members = 3 };
+	struct imexd_node_member m[3] = {
+		{ .name = "a", .role = RAFT_VOTER, .self = true },
+		{ .name = "b", .addr = "10.0.0.2:50100", .role = RAFT_VOTER,
+		  .leader = true, .connected = true },
+		{ .name = "d", .role = RAFT_STANDBY },
+	};
+	char *text, *path = NULL, buf[1024];
+	FILE *fp;
+	size_t n;
+
+	text = imexd_members_json("a", 42, &g, m, 3);
+	assert_non_null(text);
+	assert_string_equal(text, want);
+	assert_int_equal(imexd_members_write(f->dir, text), 0);
+	assert_true(asprintf(&path, "%s/%s", f->dir, IMEXD_MEMBERS_FILE) > 0);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	assert_string_equal(buf, want);
+	free(text);
+
+	/* Waiting to be joined: no leader (null), no members. */
+	memset(&g, 0, sizeof(g));
+	text = imexd_members_json("z", 7, &g, NULL, 0);
+	assert_non_null(text);
+	assert_string_equal(text,
+		"{\"version\":1,\"node\":\"z\",\"pid\":7,\"member\":false,"
+		"\"term\":0,\"leader\":null,\"commit\":0,\"applied\":0,"
+		"\"config_index\":0,\"members\":[]}");
+	assert_int_equal(imexd_members_write(f->dir, text), 0);
+	free(text);
+
+	assert_int_equal(imexd_members_write(f->dir, NULL), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(imexd_members_write(f->dir, NULL), 0);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_node_uuid_is_an_error_not_a_new_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_tightens_modes_and_reports_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_writer_never_leaves_a_torn_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_members_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("imexd store", tests, NULL, NULL);

@@ -137,6 +137,30 @@ static void status_before_answer(void **state)
 		imexd_def_free(&f.kernel[i]);
 }
 
+/* A node with a fresh log and @roster, started and run for 5 s. */
+static void start_node(struct fix *f, const char *name,
+		       const struct imexd_roster_node *roster, size_t n)
+{
+	struct imexd_node_config cfg = { .epoch = 7, .max_channels = 64,
+					 .roster = roster, .n_roster = n };
+	struct imexd_raftlog_io io;
+	char err[256], note[256];
+
+	snprintf(cfg.name, sizeof(cfg.name), "%s", name);
+	cfg.node_uuid[0] = 1;
+	cfg.fabric_uuid[0] = 0x11;
+	f->now = 1000;
+	f->mem = imexd_raftlog_mem_new();
+	assert_non_null(f->mem);
+	imexd_raftlog_mem_io(f->mem, &io);
+	assert_int_equal(imexd_raftlog_open(&f->log, &io, note, sizeof(note),
+					    err, sizeof(err)), 0);
+	cfg.log = f->log;
+	assert_int_equal(imexd_node_new(&cfg, &f->n, err, sizeof(err)), 0);
+	assert_int_equal(imexd_node_start(f->n, f->now, NULL, 0), 0);
+	run_for(f, 5000);
+}
+
 /*
  * Joins waiting for their node's HELLO: at most IMEXD_NODE_JOINS_MAX; the
  * next is refused at once (EBUSY); at the request timeout every waiting
@@ -144,26 +168,12 @@ static void status_before_answer(void **state)
  */
 static void joins_waiting_bounded(void **state)
 {
-	struct imexd_node_config cfg = { .name = "a", .epoch = 7,
-					 .max_channels = 64 };
-	struct imexd_raftlog_io io;
 	struct imexd_request r = { .cmd = IMEX_CMD_NODE_JOIN };
-	char err[256], note[256];
-	struct fix f = { .now = 1000 };
+	struct fix f = { 0 };
 	unsigned i;
 
 	(void)state;
-	cfg.node_uuid[0] = 1;
-	cfg.fabric_uuid[0] = 0x11;
-	f.mem = imexd_raftlog_mem_new();
-	assert_non_null(f.mem);
-	imexd_raftlog_mem_io(f.mem, &io);
-	assert_int_equal(imexd_raftlog_open(&f.log, &io, note, sizeof(note), err,
-					    sizeof(err)), 0);
-	cfg.log = f.log;
-	assert_int_equal(imexd_node_new(&cfg, &f.n, err, sizeof(err)), 0);
-	assert_int_equal(imexd_node_start(f.n, f.now, NULL, 0), 0);
-	run_for(&f, 5000);
+	start_node(&f, "a", NULL, 0);
 	for (i = 0; i <= IMEXD_NODE_JOINS_MAX; i++) {
 		r.req_id = 10 + i;
 		snprintf(r.member, sizeof(r.member), "j%u", i);
@@ -186,11 +196,102 @@ static void joins_waiting_bounded(void **state)
 	imexd_raftlog_mem_free(f.mem);
 }
 
+static void stop_node(struct fix *f)
+{
+	size_t i;
+
+	imexd_node_free(f->n);
+	imexd_raftlog_close(f->log);
+	imexd_raftlog_mem_free(f->mem);
+	for (i = 0; i < f->nkernel; i++)
+		imexd_def_free(&f->kernel[i]);
+}
+
+/* Alone: a one-member group, this node its voter and leader. */
+static void members_alone(void **state)
+{
+	struct imexd_node_member m[4];
+	struct imexd_node_group g;
+	struct fix f = { 0 };
+
+	(void)state;
+	start_node(&f, "a", NULL, 0);
+	assert_int_equal(imexd_node_members(f.n, &g, m, 4), 1);
+	assert_true(g.member);
+	assert_int_equal(g.n_members, 1);
+	assert_string_equal(g.leader, "a");
+	assert_true(g.term >= 1);
+	assert_true(g.commit >= 1);
+	assert_true(g.applied >= 1);
+	assert_true(g.config_index >= 1);
+	assert_string_equal(m[0].name, "a");
+	assert_int_equal(m[0].role, RAFT_VOTER);
+	assert_true(m[0].leader);
+	assert_true(m[0].self);
+	assert_false(m[0].connected);
+	stop_node(&f);
+}
+
+/* Four names: three voters and a standby, sorted, with the roster's
+ * addresses; no peer up, so no leader and nothing connected.  @max bounds
+ * what is filled, n_members still counts all. */
+static void members_roster(void **state)
+{
+	static const struct imexd_roster_node roster[] = {
+		{ "d", "10.0.0.4:50100" }, { "b", "" },
+		{ "a", "10.0.0.1" }, { "c", "" },
+	};
+	struct imexd_node_member m[4];
+	struct imexd_node_group g;
+	struct fix f = { 0 };
+	size_t i;
+
+	(void)state;
+	start_node(&f, "a", roster, 4);
+	assert_int_equal(imexd_node_members(f.n, &g, m, 4), 4);
+	assert_true(g.member);
+	assert_int_equal(g.n_members, 4);
+	assert_string_equal(g.leader, "");
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(m[i].name[0], (char)('a' + i));
+		assert_int_equal(m[i].role, i < 3 ? RAFT_VOTER : RAFT_STANDBY);
+		assert_false(m[i].leader);
+		assert_int_equal(m[i].self, i == 0);
+		assert_false(m[i].connected);
+	}
+	assert_string_equal(m[0].addr, "10.0.0.1");
+	assert_string_equal(m[1].addr, "");
+	assert_string_equal(m[3].addr, "10.0.0.4:50100");
+	assert_int_equal(imexd_node_members(f.n, &g, m, 2), 2);
+	assert_int_equal(g.n_members, 4);
+	stop_node(&f);
+}
+
+/* Outside its roster: no configuration yet, waits to be joined. */
+static void members_outside(void **state)
+{
+	static const struct imexd_roster_node roster[] = { { "a", "" }, { "b", "" } };
+	struct imexd_node_member m[4];
+	struct imexd_node_group g;
+	struct fix f = { 0 };
+
+	(void)state;
+	start_node(&f, "z", roster, 2);
+	assert_int_equal(imexd_node_members(f.n, &g, m, 4), 0);
+	assert_false(g.member);
+	assert_int_equal(g.n_members, 0);
+	assert_string_equal(g.leader, "");
+	stop_node(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(status_before_answer),
 		cmocka_unit_test(joins_waiting_bounded),
+		cmocka_unit_test(members_alone),
+		cmocka_unit_test(members_roster),
+		cmocka_unit_test(members_outside),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,9 +14,11 @@
 #include <sys/socket.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "args.h"
 #include "cli.h"
+#include "node_list.h"
 #include "test_util.h"
 
 /* Interposed over libc's socket() (libnl included): counts netlink sockets. */
@@ -112,7 +114,7 @@ static void test_help_on_every_level_exits_0(void **state)
 	static const char *const verbs[][2] = {
 		{ "module", "load" }, { "module", "unload" }, { "module", "status" },
 		{ "node", "show" }, { "node", "set-fabric" }, { "node", "set-name" },
-		{ "node", "join" }, { "node", "leave" },
+		{ "node", "join" }, { "node", "leave" }, { "node", "list" },
 		{ "domain", "create" }, { "domain", "delete" }, { "domain", "list" },
 		{ "domain", "show" }, { "domain", "wait" }, { "domain", "evict" },
 		{ "channel", "list" }, { "channel", "set" }, { "channel", "alloc" },
@@ -385,6 +387,157 @@ static void test_node_join_and_leave_parse(void **state)
 	assert_null(j.addr);
 }
 
+static void test_node_list_parse(void **state)
+{
+	char *plain[] = { "list", NULL };
+	char *dir[] = { "list", "--state-dir", "/srv/imexd", "--json", NULL };
+	struct node_list_args l = { 0 };
+
+	(void)state;
+	assert_int_equal(node_list_parse(1, plain, &l), 0);
+	assert_null(l.state_dir);
+	assert_false(l.json);
+	assert_int_equal(node_list_parse(4, dir, &l), 0);
+	assert_string_equal(l.state_dir, "/srv/imexd");
+	assert_true(l.json);
+	USAGE("node", "list", "n2");
+	USAGE("node", "list", "--state-dir", "");
+	USAGE("node", "list", "--state-dir");
+}
+
+/* STATE_DIRECTORY from imexd.conf: blanks around '=', the last one wins
+ * as imexd would refuse a repeat anyway; no file: the default. */
+static void test_node_list_state_dir_from_imexd_conf(void **state)
+{
+	char path[] = "/tmp/imexd.conf.XXXXXX", dir[256];
+	static const char conf[] =
+		"# STATE_DIRECTORY=/commented\n"
+		"NODE_NAME=a\n"
+		"  STATE_DIRECTORY =  /srv/imexd \n";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, conf, sizeof(conf) - 1), (ssize_t)(sizeof(conf) - 1));
+	close(fd);
+	cli_state_dir(path, dir, sizeof(dir));
+	assert_string_equal(dir, "/srv/imexd");
+	unlink(path);
+	cli_state_dir(path, dir, sizeof(dir));
+	assert_string_equal(dir, CLI_STATE_DIR_DEFAULT);
+}
+
+/* What imexd writes (tests/imexd/test_store.c has the same text). */
+static const char members_text[] =
+	"{\"version\":1,\"node\":\"a\",\"pid\":42,\"member\":true,"
+	"\"term\":3,\"leader\":\"b\",\"commit\":12,\"applied\":11,"
+	"\"config_index\":5,\"members\":["
+	"{\"name\":\"a\",\"addr\":\"\",\"role\":\"voter\",\"leader\":false,"
+	"\"self\":true,\"connected\":null},"
+	"{\"name\":\"b\",\"addr\":\"10.0.0.2:50100\",\"role\":\"voter\","
+	"\"leader\":true,\"self\":false,\"connected\":true},"
+	"{\"name\":\"d\",\"addr\":\"\",\"role\":\"standby\",\"leader\":false,"
+	"\"self\":false,\"connected\":false}]}";
+
+static void capture_print(const struct cli_group *g, const char *stale)
+{
+	FILE *out = tmpfile();
+	int saved = dup(1);
+
+	assert_non_null(out);
+	fflush(stdout);
+	dup2(fileno(out), 1);
+	cli_group_print(g, stale);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	slurp(out, out_text, sizeof(out_text));
+}
+
+static void test_node_list_reads_and_prints_the_view(void **state)
+{
+	struct cli_group g;
+	struct json_object *o;
+	const char *why = NULL, *js;
+
+	(void)state;
+	assert_int_equal(cli_group_parse(members_text, &g, &why), 0);
+	assert_string_equal(g.node, "a");
+	assert_int_equal(g.pid, 42);
+	assert_true(g.member);
+	assert_int_equal(g.n, 3);
+	assert_string_equal(g.m[2].role, "standby");
+	assert_false(g.m[0].has_connected);
+	assert_true(g.m[1].connected);
+
+	capture_print(&g, NULL);
+	assert_non_null(strstr(out_text, "node:     a (this node's view: imexd pid 42)"));
+	assert_non_null(strstr(out_text, "term:     3\n"));
+	assert_non_null(strstr(out_text, "leader:   b\n"));
+	assert_non_null(strstr(out_text, "commit:   12, applied 11\n"));
+	assert_non_null(strstr(out_text, "NAME  ADDRESS         ROLE     LEADER  CONNECTED"));
+	assert_non_null(strstr(out_text, "a     a               voter    -       (self)"));
+	assert_non_null(strstr(out_text, "b     10.0.0.2:50100  voter    yes     yes"));
+	assert_non_null(strstr(out_text, "d     d               standby  -       no"));
+	assert_null(strstr(out_text, "note:"));
+	assert_null(strstr(out_text, "waits to be joined"));
+	capture_print(&g, "written by pid 42, but imexd runs as pid 43");
+	assert_non_null(strstr(out_text, "note:     written by pid 42"));
+
+	o = cli_group_json(&g, false);
+	js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	assert_non_null(strstr(js, "\"stale\":false"));
+	assert_non_null(strstr(js, "\"leader\":\"b\""));
+	assert_non_null(strstr(js, "{\"name\":\"d\",\"addr\":\"d\",\"role\":\"standby\","
+				   "\"leader\":false,\"self\":false,\"connected\":false}"));
+	assert_non_null(strstr(js, "\"self\":true,\"connected\":null"));
+	json_object_put(o);
+	cli_group_free(&g);
+
+	/* Waiting to be joined: said plainly; no leader known. */
+	assert_int_equal(cli_group_parse(
+		"{\"version\":1,\"node\":\"z\",\"pid\":7,\"member\":false,"
+		"\"term\":0,\"leader\":null,\"commit\":0,\"applied\":0,"
+		"\"config_index\":0,\"members\":[]}", &g, &why), 0);
+	capture_print(&g, NULL);
+	assert_non_null(strstr(out_text,
+		"member:   no: this node waits to be joined: run 'imexctl node join z' on a node of the group"));
+	assert_non_null(strstr(out_text, "leader:   (not known to this node)"));
+	assert_null(strstr(out_text, "NAME"));
+	cli_group_free(&g);
+}
+
+static void test_node_list_refuses_a_bad_file(void **state)
+{
+	static const char *const bad[] = {
+		"", "[]", "{", "{\"version\":1}",
+		"{\"version\":2,\"node\":\"a\",\"pid\":1,\"member\":true,\"term\":0,"
+		"\"leader\":null,\"commit\":0,\"applied\":0,\"config_index\":0,\"members\":[]}",
+		/* a string where a number goes */
+		"{\"version\":1,\"node\":\"a\",\"pid\":\"1\",\"member\":true,\"term\":0,"
+		"\"leader\":null,\"commit\":0,\"applied\":0,\"config_index\":0,\"members\":[]}",
+		/* a member without a name */
+		"{\"version\":1,\"node\":\"a\",\"pid\":1,\"member\":true,\"term\":0,"
+		"\"leader\":null,\"commit\":0,\"applied\":0,\"config_index\":0,\"members\":"
+		"[{\"addr\":\"\",\"role\":\"voter\",\"leader\":false,\"self\":true,\"connected\":null}]}",
+		/* a name too long for the uAPI */
+		"{\"version\":1,\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+		"\"pid\":1,\"member\":true,\"term\":0,\"leader\":null,\"commit\":0,"
+		"\"applied\":0,\"config_index\":0,\"members\":[]}",
+	};
+	struct cli_group g;
+	const char *why;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		assert_int_equal(cli_group_parse(bad[i], &g, &why), -EINVAL);
+		assert_non_null(why);
+		assert_null(g.m);
+	}
+}
+
 static void test_module_load_parses_fabric_and_limits(void **state)
 {
 	char *argv[] = { "load", "--max-channels", "4096", "--fabric",
@@ -523,6 +676,8 @@ static void test_valid_commands_fail_cleanly_without_the_module(void **state)
 	assert_int_equal(run("node", "join", "n2=192.0.2.2", NULL), EXIT_FAIL);
 	assert_non_null(strstr(err_text, "not loaded"));
 	assert_int_equal(run("--json", "node", "leave", "n2", NULL), EXIT_FAIL);
+	assert_int_equal(run("node", "list", NULL), EXIT_FAIL);
+	assert_non_null(strstr(err_text, "not loaded"));
 	assert_int_equal(run("cdi", "generate", "--domain", "j", "--stdout", NULL), EXIT_FAIL);
 	assert_int_equal(run("module", "status", NULL), EXIT_OK);
 	assert_non_null(strstr(out_text, "not loaded"));
@@ -587,6 +742,10 @@ int main(void)
 		cmocka_unit_test(test_domain_create_parses_members_channels_owner_mode),
 		cmocka_unit_test(test_defaults_are_filled_in),
 		cmocka_unit_test(test_node_join_and_leave_parse),
+		cmocka_unit_test(test_node_list_parse),
+		cmocka_unit_test(test_node_list_state_dir_from_imexd_conf),
+		cmocka_unit_test(test_node_list_reads_and_prints_the_view),
+		cmocka_unit_test(test_node_list_refuses_a_bad_file),
 		cmocka_unit_test(test_module_load_parses_fabric_and_limits),
 		cmocka_unit_test(test_channel_refs_and_wait_state_parse),
 		cmocka_unit_test(test_cdi_options_parse),

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* imexctl node show|set-fabric|set-name|join|leave */
+/* imexctl node show|set-fabric|set-name|join|leave (list: cmd_node_list.c) */
 #include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "args.h"
+#include "node_list.h"
 
 enum { OPT_TIMEOUT = OPT_FIRST };
 
@@ -287,6 +288,7 @@ static const struct cli_cmd verbs[] = {
 	{ "set-name", node_set_name, name_synopsis, "set this node's name in member lists" },
 	{ "join", node_join, join_synopsis, "add a node to this NVLink domain's group" },
 	{ "leave", node_leave, leave_synopsis, "remove a node from the group" },
+	{ "list", node_list, node_list_synopsis, "the group's nodes, as this node sees them" },
 };
 
 int cmd_node(struct cli *cli, int argc, char **argv)
