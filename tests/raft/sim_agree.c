@@ -12,7 +12,8 @@
  * purpose (requests crossing a partition, lost disks) and pass only if the
  * check of acknowledgements reports it.
  *
- *   sim_agree scenarios            the named scenarios
+ *   sim_agree scenarios [SEED]     the named scenarios (seed 1 unless SEED;
+ *                                  SIM_SCENARIO=TEXT: only names holding TEXT)
  *   sim_agree seeds N [FIRST]      N random seeds from FIRST (default 1)
  *   sim_agree big [SEED]           one 144-node random run
  *   sim_agree scale [N]            one create over N nodes (default 144),
@@ -675,12 +676,26 @@ static unsigned check_lost_disks(unsigned seed)
 	return reported(w);
 }
 
-static void named(const char *name, unsigned v)
+static void report(const char *name, unsigned v)
 {
 	printf("%s: %s\n", name, v ? "FAILED" : "ok");
 	if (v)
 		failures++;
 }
+
+/* SIM_SCENARIO=TEXT runs only the scenarios whose name holds TEXT. */
+static bool picked(const char *name)
+{
+	const char *e = getenv("SIM_SCENARIO");
+
+	return !e || strstr(name, e);
+}
+
+#define named(name, run)                                                   \
+	do {                                                               \
+		if (picked(name))                                          \
+			report(name, run);                                 \
+	} while (0)
 
 /* ---- membership ----------------------------------------------------------- */
 
@@ -1266,7 +1281,7 @@ int main(int argc, char **argv)
 
 		failures += run_seed(s, nodes_of(s), 12000, true) != 0;
 	} else if (argc > 1 && !strcmp(argv[1], "scenarios")) {
-		scenarios(1);
+		scenarios(argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1);
 	} else if (argc > 2 && !strcmp(argv[1], "seeds")) {
 		unsigned n = (unsigned)strtoul(argv[2], NULL, 0), s, bad = 0;
 		unsigned first = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 0) : 1;
@@ -1301,7 +1316,7 @@ int main(int argc, char **argv)
 		printf("failover %u runs: %.1f s\n", runs ? runs : 1,
 		       (double)(clock() - t0) / CLOCKS_PER_SEC);
 	} else {
-		fprintf(stderr, "usage: %s scenarios | seeds N [FIRST] | big [SEED] | scale [N] | failover [RUNS]\n",
+		fprintf(stderr, "usage: %s scenarios [SEED] | seeds N [FIRST] | big [SEED] | scale [N] | failover [RUNS]\n",
 			argv[0]);
 		return 2;
 	}

@@ -284,15 +284,25 @@ static void net_send(struct sw *w, unsigned i, const struct imexd_node_action *a
 	uint64_t due;
 
 	CHECK(c && e >= 0);
-	if (c->dead || !c->open[e])
-		return;		/* the daemon's send fails: dropped */
+	to = e ? c->a : c->b;
+	if (c->dead || !c->open[e]) {
+		/* The daemon's send fails: dropped. */
+		if (w->trace_msgs)
+			fprintf(stderr, "%llu %s -> %s: frame of %zu bytes on a closed connection, lost\n",
+				(unsigned long long)w->now, w->names[i],
+				w->names[to], a->len);
+		return;
+	}
 	w->st.msgs++;
 	if (sw_rand(w, 1000) < w->cfg.break_pm) {
 		w->st.resets++;
+		if (w->trace_msgs)
+			fprintf(stderr, "%llu %s -> %s: connection reset, frame of %zu bytes lost\n",
+				(unsigned long long)w->now, w->names[i],
+				w->names[to], a->len);
 		conn_kill(w, a->conn, -1);
 		return;
 	}
-	to = e ? c->a : c->b;
 	/* In order within the connection. */
 	due = latency(w);
 	if (due < c->last_due[!e])
@@ -886,8 +896,13 @@ static void deliver(struct sw *w, struct sw_ev *e)
 		imexd_node_conn_down(nd->node, w->now, e->conn);
 		break;
 	case EV_MSG:
-		if (end < 0 || c->dead || !c->open[end])
+		if (end < 0 || c->dead || !c->open[end]) {
+			if (w->trace_msgs)
+				fprintf(stderr, "%llu %s: frame of %zu bytes arrived on a closed connection, lost\n",
+					(unsigned long long)w->now,
+					w->names[e->to], e->len);
 			return;
+		}
 		deliver_msg(w, e, c, end);
 		return;
 	}
