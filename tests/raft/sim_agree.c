@@ -279,17 +279,89 @@ static bool req_done(struct sw *w)
 	return waiting->done;
 }
 
+/* Doing it twice leaves the same outcome (imexd forwards these again
+ * after a lost leader, ag_leader_moved()). */
+static bool repeatable(uint32_t cmd)
+{
+	switch (cmd) {
+	case IMEX_CMD_DOMAIN_CREATE:
+	case IMEX_CMD_DOMAIN_DELETE:
+	case IMEX_CMD_MEMBER_EVICT:
+	case IMEX_CMD_CHANNEL_FREE:
+	case IMEX_CMD_NODE_JOIN:
+	case IMEX_CMD_NODE_LEAVE:
+		return true;
+	}
+	return false;
+}
+
+/* A repeat's refusal that says the attempt before it made the change
+ * (the same reading imexd gives a repeat after a lost leader). */
+static bool made_before(uint32_t cmd, int error)
+{
+	switch (cmd) {
+	case IMEX_CMD_DOMAIN_DELETE:
+	case IMEX_CMD_MEMBER_EVICT:
+	case IMEX_CMD_CHANNEL_FREE:
+	case IMEX_CMD_NODE_LEAVE:
+		return error == ENOENT;
+	case IMEX_CMD_NODE_JOIN:
+		return error == EALREADY;
+	}
+	return false;
+}
+
+/* The answer of a repeat read as the lost attempt's: a copy, so that the
+ * history check still sees the repeat as it was answered. */
+static struct sw_req made;
+
+/* A reset is heard within the world's latency and jitter (1 + 3 ms). */
+#define BREAK_HEARD_MS 10
+
+/*
+ * A request at a node, answered.  The world resets connections at random
+ * (break_pm): a reset can lose a forwarded request or its answer, and
+ * the node then answers, at its timeout, that the leader did not answer
+ * and the change may or may not have been made.  Then do what that
+ * answer asks, if doing it twice is safe: submit it again (a create
+ * finds itself made; a delete, evict, free, leave or join that finds
+ * nothing to do was made by the lost attempt).
+ */
 static struct sw_req *request(struct sw *w, unsigned node, struct req_buf *b)
 {
-	waiting = sw_request(w, node, &b->r);
-	if (!waiting) {
-		sw_violation(w, "%s is down", sw_name(w, node));
-		return NULL;
+	unsigned long breaks;
+	unsigned tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		/* A reset just before is heard late: sends until then are
+		 * lost too. */
+		breaks = sw_stats(w)->breaks;
+		if (breaks && sw_stats(w)->last_break + BREAK_HEARD_MS >= sw_now(w))
+			breaks--;
+		waiting = sw_request(w, node, &b->r);
+		if (!waiting) {
+			sw_violation(w, "%s is down", sw_name(w, node));
+			return NULL;
+		}
+		sw_run_pred(w, 20 * ET, req_done);
+		if (getenv("SIM_VERBOSE"))
+			printf("  request %u at %s: %d %s\n", b->r.cmd,
+			       sw_name(w, node), waiting->error,
+			       waiting->message);
+		if (tries && waiting->done &&
+		    made_before(b->r.cmd, waiting->error)) {
+			made = *waiting;
+			made.error = 0;
+			snprintf(made.message, sizeof(made.message),
+				 "made by the attempt whose answer was lost");
+			return &made;
+		}
+		if (!repeatable(b->r.cmd) || !waiting->done ||
+		    waiting->error != ETIMEDOUT ||
+		    !strstr(waiting->message, "did not answer in time") ||
+		    sw_stats(w)->breaks == breaks)
+			break;
 	}
-	sw_run_pred(w, 20 * ET, req_done);
-	if (getenv("SIM_VERBOSE"))
-		printf("  request %u at %s: %d %s\n", b->r.cmd,
-		       sw_name(w, node), waiting->error, waiting->message);
 	return waiting;
 }
 

@@ -296,6 +296,8 @@ static void net_send(struct sw *w, unsigned i, const struct imexd_node_action *a
 	w->st.msgs++;
 	if (sw_rand(w, 1000) < w->cfg.break_pm) {
 		w->st.resets++;
+		w->st.breaks++;
+		w->st.last_break = w->now;
 		if (w->trace_msgs)
 			fprintf(stderr, "%llu %s -> %s: connection reset, frame of %zu bytes lost\n",
 				(unsigned long long)w->now, w->names[i],

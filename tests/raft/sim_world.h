@@ -188,6 +188,8 @@ struct sw_stats {
 	unsigned long msgs, delivered, raft_msgs, conns, resets, applied, acked, failed, crashes, kernel_steps,
 		kernel_refused, storage_stops;
 	unsigned long bad_acks;	/* acknowledgements the check refused */
+	unsigned long breaks;	/* resets of them at random (break_pm) */
+	uint64_t last_break;	/* when the last of them was (ms) */
 };
 const struct sw_stats *sw_stats(const struct sw *w);
 
