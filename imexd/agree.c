@@ -738,6 +738,20 @@ int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name)
 	return ag_settle(a, now);
 }
 
+int imexd_agree_peer_replaced(struct imexd_agree *a, uint64_t now,
+			      const char *name)
+{
+	int rv = ag_begin(a);
+
+	if (rv)
+		return rv;
+	rv = ag_forwards_again(a, name, true,
+			       "the connection to the leader was replaced before the change was answered; it may or may not have been made: check and retry");
+	if (rv)
+		return rv;
+	return ag_settle(a, now);
+}
+
 uint64_t imexd_agree_timeout(const struct imexd_agree *a)
 {
 	uint64_t t = a->next_period;

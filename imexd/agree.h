@@ -168,6 +168,11 @@ int imexd_agree_tick(struct imexd_agree *a, uint64_t now);
  * every follower hears the commit index now (a node back from a restart
  * applies its log without waiting for the leader's next heartbeat). */
 int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name);
+/* What was sent to node @name may be lost (its connection was replaced
+ * by a duplicate): requests forwarded to it go again where a repeat is
+ * harmless, others are answered EAGAIN now rather than at their timeout. */
+int imexd_agree_peer_replaced(struct imexd_agree *a, uint64_t now,
+			      const char *name);
 uint64_t imexd_agree_timeout(const struct imexd_agree *a);
 /* An admin request; the tag (caller's, any value) comes back on DONE. */
 int imexd_agree_request(struct imexd_agree *a, uint64_t now,

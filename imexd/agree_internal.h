@@ -126,6 +126,8 @@ struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
 void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf, size_t size);
 int ag_dispatch(struct imexd_agree *a, uint64_t now);
 int ag_leader_moved(struct imexd_agree *a, const char *leader);
+int ag_forwards_again(struct imexd_agree *a, const char *peer, bool to_peer,
+		      const char *why);
 int ag_expire(struct imexd_agree *a, uint64_t now);
 
 /* agree.c */

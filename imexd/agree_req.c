@@ -626,13 +626,26 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
  */
 int ag_leader_moved(struct imexd_agree *a, const char *leader)
 {
+	return ag_forwards_again(a, leader, false,
+				 "leadership changed before the change was answered; it may or may not have been made: check and retry");
+}
+
+/*
+ * What ag_leader_moved() does, for the requests forwarded to node @peer
+ * (@to_peer) or to any other node than @peer; @why answers those that
+ * cannot go again.
+ */
+int ag_forwards_again(struct imexd_agree *a, const char *peer, bool to_peer,
+		      const char *why)
+{
 	size_t i = 0;
 	int rv;
 
 	while (i < a->n_reqs) {
 		struct ag_req *r = &a->reqs[i];
 
-		if (r->state != REQ_FORWARDED || !strcmp(r->peer, leader)) {
+		if (r->state != REQ_FORWARDED ||
+		    !strcmp(r->peer, peer) != to_peer) {
 			i++;
 			continue;
 		}
@@ -650,9 +663,7 @@ int ag_leader_moved(struct imexd_agree *a, const char *leader)
 			i++;
 			continue;
 		}
-		rv = ag_req_finish(a, r, EAGAIN,
-				   "leadership changed before the change was answered; it may or may not have been made: check and retry",
-				   NULL, 0, NULL, 0);
+		rv = ag_req_finish(a, r, EAGAIN, why, NULL, 0, NULL, 0);
 		if (rv)
 			return rv;
 	}

@@ -339,6 +339,10 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 		node_hello(n, pa->name, pa->msg);
 		node_ag(n, imexd_agree_peer_up(n->agree, n->now, pa->name),
 			"a node's connection");
+		if (pa->replaced)
+			node_ag(n, imexd_agree_peer_replaced(n->agree, n->now,
+							     pa->name),
+				"a node's replaced connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
 		imexd_health_peer_down(n->health, n->now, pa->name);

@@ -800,7 +800,8 @@ static bool keep_new(const struct imexd_peers *p, const struct conn *old,
 }
 
 static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
-		    const struct imexd_msg *hello, bool restarted)
+		    const struct imexd_msg *hello, bool restarted,
+		    bool replaced)
 {
 	struct act *a = act_push(p, IMEXD_PEERS_PEER_UP);
 
@@ -811,6 +812,7 @@ static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
 	a->a.epoch = hello->sender_epoch;
 	memcpy(a->uuid, hello->sender_uuid, 16);
 	a->a.restarted = restarted;
+	a->a.replaced = replaced;
 	a->a.msg = hello;
 }
 
@@ -885,7 +887,7 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 {
 	const char *name = m->u.hello.node_name;
 	uint64_t id = c->id;
-	bool restarted = false, outbound, learn;
+	bool restarted = false, replaced = false, outbound, learn;
 	struct peer *pe;
 	struct conn *old;
 	char certs[IMEXD_PEERS_CERT_NAMES_MAX * (IMEX_NAME_MAX + 4)];
@@ -985,7 +987,12 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 			return;
 		}
 		if (old) {
-			/* Replaced, not lost: no PEER_DOWN, no redial. */
+			/*
+			 * Replaced, not lost: no PEER_DOWN, no redial.  But
+			 * the peer may have closed it already (it bound the
+			 * winner first): what was sent on it may be lost.
+			 */
+			replaced = true;
 			old->peer = -1;
 			old->dialled = -1;
 			pe->conn = 0;
@@ -1009,7 +1016,7 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 	pe->backoff = p->backoff_min;
 	if (c->dialled == q)
 		pe->connecting = false;
-	peer_up(p, pe, id, m, restarted);
+	peer_up(p, pe, id, m, restarted, replaced);
 }
 
 void imexd_peers_msg(struct imexd_peers *p, uint64_t now, uint64_t conn,

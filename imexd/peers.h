@@ -112,7 +112,8 @@ enum imexd_peers_action_type {
 	IMEXD_PEERS_CLOSE,		/* conn */
 	IMEXD_PEERS_SEND,		/* conn, frame (encoded message) */
 	IMEXD_PEERS_PEER_UP,		/* conn (to imexd_net_conn_bind()), name,
-					 * epoch, uuid, restarted, msg (HELLO) */
+					 * epoch, uuid, restarted, replaced,
+					 * msg (HELLO) */
 	IMEXD_PEERS_PEER_DOWN,		/* name: its bound connection ended */
 	IMEXD_PEERS_PEER_VERSION,	/* name: no common protocol version */
 	IMEXD_PEERS_MSG,		/* name, msg (not HELLO/HELLO_ACK) */
@@ -135,6 +136,9 @@ struct imexd_peers_action {
 	uint64_t epoch;
 	const uint8_t *uuid;
 	bool restarted;
+	/* PEER_UP: it replaced a bound connection to the same instance
+	 * (both ends dialled at once); what was sent on that may be lost. */
+	bool replaced;
 	const struct imexd_msg *msg;	/* MSG: the message; PEER_UP: HELLO */
 	int level;
 	const char *text;

@@ -577,14 +577,15 @@ static unsigned forward_refused(unsigned seed)
 	mk_simple(&rb, IMEX_CMD_CHANNEL_ALLOC, "A", NULL);
 	rb.r.count = 1;
 	r = request(w, y, &rb);
-	if (r && answer_lost) {
-		/* Twice would be two channels: check, then retry. */
+	if (r && (answer_lost || r->error == EAGAIN)) {
+		/* Twice would be two channels: check, then retry (EAGAIN:
+		 * a replaced connection may have lost the forward). */
 		sw_run_pred(w, 50 * ET, converged);
 		d = imexd_fsm_domain(sw_fsm(w, l), "A");
 		if (d && d->nchannels == 1)
 			r = request(w, y, &rb);
 	}
-	EXPECT(w, r && (!r->error || answer_lost));
+	EXPECT(w, r && (!r->error || answer_lost || r->error == EAGAIN));
 	sw_run_pred(w, 50 * ET, converged);
 	d = imexd_fsm_domain(sw_fsm(w, l), "A");
 	EXPECT(w, d && d->nchannels == 2 && d->nmembers == 2);

@@ -802,6 +802,79 @@ static void test_create_and_leave_at_once(void **state)
 	net_free(t);
 }
 
+/* Drop the forwards queued from node @from: lost with a connection. */
+static unsigned drop_forwards(struct tnet *t, unsigned from)
+{
+	size_t k = 0;
+	unsigned n = 0;
+
+	while (k < t->nq) {
+		if (t->q[k].type != IMEXD_AGREE_FORWARD ||
+		    t->q[k].from != from) {
+			k++;
+			continue;
+		}
+		free(t->q[k].data);
+		memmove(&t->q[k], &t->q[k + 1],
+			(t->nq - k - 1) * sizeof(*t->q));
+		t->nq--;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The transport replaced the follower's connection to the leader (both
+ * dialled at once) after a forward went on it: the create goes again and
+ * is made; a channel allocation, which twice would be two, is answered
+ * EAGAIN at once rather than at its timeout.  Another peer's replaced
+ * connection changes nothing.
+ */
+static void test_forwards_again_on_replaced_connection(void **state)
+{
+	struct tnet *t = net_new(3);
+	struct imexd_cmd cmd;
+	const char *m[2];
+	unsigned l, f, o;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 3);
+	f = (l + 1) % 3;
+	o = (l + 2) % 3;
+	m[0] = t->nodes[l].name;
+	m[1] = t->nodes[f].name;
+	request_create(t, f, 1, "A", m, 2);
+	assert_int_equal(drop_forwards(t, f), 1);
+	drain(t, f, imexd_agree_peer_replaced(t->nodes[f].ag, t->now,
+					      t->nodes[o].name));
+	assert_int_equal(drop_forwards(t, f), 0);
+	drain(t, f, imexd_agree_peer_replaced(t->nodes[f].ag, t->now,
+					      t->nodes[l].name));
+	assert_false(t->done[1].done);
+	wait_done(t, 1, 5 * ET);
+	assert_int_equal(t->done[1].error, 0);
+	assert_non_null(imexd_fsm_domain(imexd_agree_fsm(t->nodes[l].ag), "A"));
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = IMEXD_CMD_CHANNEL_ALLOC;
+	snprintf(cmd.u.alloc.name, sizeof(cmd.u.alloc.name), "A");
+	cmd.u.alloc.ch.count = 1;
+	cmd.u.alloc.ch.mode = 0600;
+	t->done[2].done = false;
+	drain(t, f, imexd_agree_request(t->nodes[f].ag, t->now, &cmd, 2));
+	assert_int_equal(drop_forwards(t, f), 1);
+	drain(t, f, imexd_agree_peer_replaced(t->nodes[f].ag, t->now,
+					      t->nodes[l].name));
+	assert_true(t->done[2].done);
+	assert_int_equal(t->done[2].error, EAGAIN);
+	assert_non_null(strstr(t->done[2].message,
+			       "connection to the leader was replaced"));
+	assert_int_equal(drop_forwards(t, f), 0);
+	net_free(t);
+}
+
 /*
  * Voters n0..n2, one powered off a moment ago: a leave of another voter
  * would leave a configuration that needs the off one.  Refused at once
@@ -1108,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_join_and_leave),
 		cmocka_unit_test(test_leave_leader_lost),
 		cmocka_unit_test(test_forwarded_identity_of_another_node_refused),
+		cmocka_unit_test(test_forwards_again_on_replaced_connection),
 		cmocka_unit_test(test_served_requests_per_peer_bounded),
 		cmocka_unit_test(test_dropped_message_lines_rate_limited),
 		cmocka_unit_test(test_leave_refused_names_unreachable_voter),

@@ -36,6 +36,7 @@ struct rec {
 	uint64_t epoch;
 	uint8_t uuid[16];
 	bool restarted;
+	bool replaced;
 	uint8_t msg_type;		/* MSG, PEER_UP: the message's type */
 	struct imexd_msg sent;		/* SEND: the frame, decoded */
 	uint8_t frame[FRAME_MAX];	/* SEND: the frame */
@@ -85,6 +86,7 @@ static void drain(struct tp *t)
 		if (a.uuid)
 			memcpy(r->uuid, a.uuid, 16);
 		r->restarted = a.restarted;
+		r->replaced = a.replaced;
 		if (a.msg)
 			r->msg_type = a.msg->type;
 		if (a.type == IMEXD_PEERS_SEND) {
@@ -1653,7 +1655,9 @@ static void test_duplicate_replaces_with_repeated_peer_up(void **state)
 	hello(&m, IMEXD_MSG_HELLO_ACK, "a", 1, PV, PV);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	drain(&t);
-	assert_non_null(find(&t, IMEXD_PEERS_PEER_UP, 1));
+	r = find(&t, IMEXD_PEERS_PEER_UP, 1);
+	assert_non_null(r);
+	assert_false(r->replaced);
 	/* a's own dial (conn 2) arrives: opened by 'a' < 'b', it wins. */
 	inbound_hello(&t, 0, 2, "10.0.0.1:40000", "a", NULL);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
@@ -1661,6 +1665,9 @@ static void test_duplicate_replaces_with_repeated_peer_up(void **state)
 	r = find(&t, IMEXD_PEERS_PEER_UP, 2);
 	assert_non_null(r);
 	assert_false(r->restarted);
+	/* a may have closed conn 1 before what b sent on it arrived (it
+	 * bound conn 2 first): said, so that it can be sent again. */
+	assert_true(r->replaced);
 	assert_true(imexd_peers_conn(t.p, "a") == 2);
 	/* The closed one's end is no news; no redial either. */
 	imexd_peers_conn_down(t.p, 0, 1);
