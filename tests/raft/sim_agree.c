@@ -352,8 +352,10 @@ static struct sw_req *request(struct sw *w, unsigned node, struct req_buf *b)
 			printf("  request %u at %s: %d %s\n", b->r.cmd,
 			       sw_name(w, node), waiting->error,
 			       waiting->message);
-		if (tries && waiting->done &&
-		    made_before(b->r.cmd, waiting->error)) {
+		/* Or imexd sent it again itself (a leader change, a
+		 * replaced connection) and says so. */
+		if ((tries || strstr(waiting->message, "may have made it")) &&
+		    waiting->done && made_before(b->r.cmd, waiting->error)) {
 			made = *waiting;
 			made.error = 0;
 			snprintf(made.message, sizeof(made.message),
