@@ -951,6 +951,17 @@ static bool all_appended(const struct imexd_cons *c, size_t from)
 	return true;
 }
 
+/* Remember @tag for the entry just submitted (room was grown before). */
+static raft_index tag_last(struct imexd_cons *c, uint64_t tag)
+{
+	struct cons_tag *t = &c->tags[c->n_tags++];
+
+	t->tag = tag;
+	t->index = raft_last_index(&c->raft);
+	t->term = c->raft.current_term;
+	return t->index;
+}
+
 static int submit_entry(struct imexd_cons *c, uint64_t now,
 			enum raft_entry_type type, const void *data,
 			size_t len)
@@ -1768,7 +1779,6 @@ int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
 		      size_t len, uint64_t tag, raft_index *index,
 		      raft_id *leader)
 {
-	struct cons_tag *t;
 	int rv = begin(c);
 
 	*leader = imexd_cons_leader(c);
@@ -1783,11 +1793,7 @@ int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
 	rv = submit_entry(c, now, RAFT_COMMAND, data, len);
 	if (rv)
 		return finish(c, now, rv);
-	t = &c->tags[c->n_tags++];
-	t->tag = tag;
-	t->index = raft_last_index(&c->raft);
-	t->term = c->raft.current_term;
-	*index = t->index;
+	*index = tag_last(c, tag);
 	return finish(c, now, 0);
 }
 
@@ -1911,7 +1917,6 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 	size_t len = eq ? (size_t)(eq - address) : (address ? strlen(address) : 0);
 	char name[IMEXD_CONS_NAME_MAX];
 	struct raft_buffer buf;
-	struct cons_tag *t;
 	raft_id id;
 	unsigned i;
 	int rv = begin(c);
@@ -1971,10 +1976,6 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 	raft_free(buf.base);
 	if (rv)
 		return finish(c, now, rv);
-	t = &c->tags[c->n_tags++];
-	t->tag = tag;
-	t->index = raft_last_index(&c->raft);
-	t->term = c->raft.current_term;
-	*index = t->index;
+	*index = tag_last(c, tag);
 	return finish(c, now, 0);
 }

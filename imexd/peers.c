@@ -882,12 +882,29 @@ static int peer_learn(struct imexd_peers *p, uint64_t now,
 }
 
 /* A HELLO (inbound) or HELLO_ACK (outbound) on unbound @c. */
+/*
+ * A refusal that retrying soon will not change (protocol, group): an
+ * inbound peer gets our HELLO_ACK first so that it can say the same, and
+ * our own dial waits the longest backoff.
+ */
+static void refuse_for_long(struct imexd_peers *p, uint64_t now,
+			    struct conn *c, struct peer *pe)
+{
+	bool outbound = c->outbound;
+
+	if (!outbound)
+		send_hello(p, c->id, IMEXD_MSG_HELLO_ACK);
+	conn_end(p, c, now, true);
+	if (outbound && !pe->conn && !pe->connecting)
+		pe->connect_at = now + p->backoff_max;
+}
+
 static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		       const struct imexd_msg *m)
 {
 	const char *name = m->u.hello.node_name;
 	uint64_t id = c->id;
-	bool restarted = false, replaced = false, outbound, learn;
+	bool restarted = false, replaced = false, learn;
 	struct peer *pe;
 	struct conn *old;
 	char certs[IMEXD_PEERS_CERT_NAMES_MAX * (IMEX_NAME_MAX + 4)];
@@ -942,26 +959,13 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 			     name, c->addr, m->u.hello.proto_min,
 			     m->u.hello.proto_max, IMEXD_PROTO_VERSION);
 		emit_name(p, IMEXD_PEERS_PEER_VERSION, pe, id);
-		/* Our range, so that it can say the same. */
-		if (!c->outbound)
-			send_hello(p, id, IMEXD_MSG_HELLO_ACK);
-		outbound = c->outbound;
-		conn_end(p, c, now, true);
-		/* Retrying soon will not help: only an upgrade will. */
-		if (outbound && !pe->conn && !pe->connecting)
-			pe->connect_at = now + p->backoff_max;
+		refuse_for_long(p, now, c, pe);
 		return;
 	}
 
 	if (p->group && m->u.hello.group && m->u.hello.group != p->group) {
 		group_refused(p, now, c, name, m->u.hello.group);
-		/* Ours, so that it can say the same. */
-		if (!c->outbound)
-			send_hello(p, id, IMEXD_MSG_HELLO_ACK);
-		outbound = c->outbound;
-		conn_end(p, c, now, true);
-		if (outbound && !pe->conn && !pe->connecting)
-			pe->connect_at = now + p->backoff_max;
+		refuse_for_long(p, now, c, pe);
 		return;
 	}
 
