@@ -279,7 +279,9 @@ static void hb_build(struct imexd_health *h, int p, uint16_t *nv,
 		if (!t->mark[i])
 			continue;
 		memcpy(t->views[k].name, t->peers[i].name, IMEX_NAME_MAX);
-		t->views[k++].state = t->peers[i].state;
+		t->views[k++].state =
+			t->peers[i].state > IMEXD_WIRE_MEMBER_STATE_MAX ?
+			IMEX_MEMBER_DISCONNECTED : t->peers[i].state;
 	}
 	*nv = (uint16_t)k;
 	*ng = (uint16_t)g;

@@ -240,7 +240,7 @@ static int check_heartbeat(const struct imexd_msg *m, const char **why)
 
 		if (p)
 			return bad(why, -EBADMSG, p);
-		if (v[i].state >= __IMEX_MEMBER_STATE_MAX)
+		if (v[i].state > IMEXD_WIRE_MEMBER_STATE_MAX)
 			return bad(why, -EBADMSG, "peer state out of range");
 		for (j = 0; j < i; j++)
 			if (!strcmp(v[j].name, v[i].name))

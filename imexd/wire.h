@@ -96,6 +96,12 @@
 #define IMEXD_MAGIC		0x494d4558u
 #define IMEXD_FRAME_VERSION	1
 #define IMEXD_PROTO_VERSION	3
+/*
+ * Member states a HEARTBEAT view carries: those protocol 3 started with.
+ * Later states (IMEX_MEMBER_REFUSED) travel as DISCONNECTED, so a peer
+ * still on protocol 3 keeps accepting the heartbeats.
+ */
+#define IMEXD_WIRE_MEMBER_STATE_MAX	IMEX_MEMBER_VERSION_MISMATCH
 #define IMEXD_HEADER_LEN	52
 #define IMEXD_BODY_MAX		(1u << 20)
 /* IMEXD_RAFTWIRE_FRAME_MAX (raftwire.h; checked at build time in wire.c). */

@@ -44,6 +44,7 @@ static_assert(IMEX_MEMBER_RECOVERING == 3);
 static_assert(IMEX_MEMBER_DISCONNECTED == 4);
 static_assert(IMEX_MEMBER_NEVER_CONNECTED == 5);
 static_assert(IMEX_MEMBER_VERSION_MISMATCH == 6);
+static_assert(IMEX_MEMBER_REFUSED == 7);
 static_assert(IMEX_CHANNEL_RESERVED == 0);
 static_assert(IMEX_CHANNEL_GRANTED == 1);
 static_assert(IMEX_A_NODE_NAME == 1);
@@ -87,12 +88,15 @@ static_assert(IMEX_A_EXPORT_COUNT == 41);
 static_assert(IMEX_A_CHANNEL_MINOR == 42);
 static_assert(IMEX_A_DOMAIN_GENERATION == 43);
 static_assert(IMEX_A_NODE_ADDR == 44);
-static_assert(IMEX_A_MAX == 44);
+static_assert(IMEX_A_DOMAIN_REASON == 45);
+static_assert(IMEX_A_MAX == 45);
 static_assert(IMEX_A_MEMBER_ENTRY_NAME == 1);
 static_assert(IMEX_A_MEMBER_ADDR == 2);
 static_assert(IMEX_A_MEMBER_STATE == 3);
 static_assert(IMEX_A_MEMBER_VIEW == 4);
-static_assert(IMEX_A_MEMBER_MAX == 4);
+static_assert(IMEX_A_MEMBER_REASON == 5);
+static_assert(IMEX_A_MEMBER_SINCE == 6);
+static_assert(IMEX_A_MEMBER_MAX == 6);
 static_assert(IMEX_A_CHANNEL_ENTRY_ID == 1);
 static_assert(IMEX_A_CHANNEL_ENTRY_UID == 2);
 static_assert(IMEX_A_CHANNEL_ENTRY_GID == 3);
@@ -129,12 +133,15 @@ static_assert(IMEX_CMD_DOMAIN_SET == 32);
 static_assert(IMEX_CMD_DOMAIN_REMOVE == 33);
 static_assert(IMEX_CMD_NODE_JOIN == 34);
 static_assert(IMEX_CMD_NODE_LEAVE == 35);
+static_assert(IMEX_CMD_IMPORTS_REVOKED == 36);
 
 const struct nla_policy imex_member_nl_policy[IMEX_A_MEMBER_MAX + 1] = {
 	[IMEX_A_MEMBER_ENTRY_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
 	[IMEX_A_MEMBER_ADDR] = { .type = NLA_NUL_STRING, .len = 255 },
-	[IMEX_A_MEMBER_STATE] = NLA_POLICY_MAX(NLA_U32, 6),
+	[IMEX_A_MEMBER_STATE] = NLA_POLICY_MAX(NLA_U32, 7),
 	[IMEX_A_MEMBER_VIEW] = { .type = NLA_BINARY, .len = 160 },
+	[IMEX_A_MEMBER_REASON] = { .type = NLA_NUL_STRING, .len = 255 },
+	[IMEX_A_MEMBER_SINCE] = { .type = NLA_U64 },
 };
 
 const struct nla_policy imex_channel_nl_policy[IMEX_A_CHANNEL_ENTRY_MAX + 1] = {

@@ -11,7 +11,7 @@ _Static_assert(IMEXCTL_MEMBERS_MAX == IMEX_MEMBERS_MAX, "member bound differs fr
 _Static_assert(IMEXCTL_CHANNELS_MAX == IMEX_CHANNELS_MAX, "channel bound differs from the uAPI");
 _Static_assert(IMEXCTL_CHANNELS_PER_REQUEST == IMEX_CHANNELS_PER_MSG, "request bound differs from the uAPI");
 _Static_assert((int)IMEXCTL_DOMAIN_DEGRADED == (int)IMEX_DOMAIN_DEGRADED, "domain states differ");
-_Static_assert((int)IMEXCTL_MEMBER_VERSION_MISMATCH == (int)IMEX_MEMBER_VERSION_MISMATCH,
+_Static_assert((int)IMEXCTL_MEMBER_REFUSED == (int)IMEX_MEMBER_REFUSED,
 	       "member states differ");
 _Static_assert((int)IMEXCTL_CHANNEL_GRANTED == (int)IMEX_CHANNEL_GRANTED, "channel states differ");
 
@@ -50,6 +50,7 @@ static const char *const member_states[] = {
 	[IMEX_MEMBER_DISCONNECTED] = "disconnected",
 	[IMEX_MEMBER_NEVER_CONNECTED] = "never-connected",
 	[IMEX_MEMBER_VERSION_MISMATCH] = "version-mismatch",
+	[IMEX_MEMBER_REFUSED] = "refused",
 };
 
 static const char member_letters[] = {
@@ -60,6 +61,7 @@ static const char member_letters[] = {
 	[IMEX_MEMBER_DISCONNECTED] = 'D',
 	[IMEX_MEMBER_NEVER_CONNECTED] = 'N',
 	[IMEX_MEMBER_VERSION_MISMATCH] = 'V',
+	[IMEX_MEMBER_REFUSED] = 'X',
 };
 
 static const char *const channel_states[] = {

@@ -73,6 +73,7 @@ enum imexctl_member_state {
 	IMEXCTL_MEMBER_DISCONNECTED,
 	IMEXCTL_MEMBER_NEVER_CONNECTED,
 	IMEXCTL_MEMBER_VERSION_MISMATCH,
+	IMEXCTL_MEMBER_REFUSED,		/* TLS or identity check refused it */
 };
 
 /* Same values as the kernel's enum imex_channel_state. */

@@ -293,7 +293,8 @@ static void test_largest_bounded_messages_round_trip(void **state)
 	m.u.heartbeat.peers = calloc(IMEX_MEMBERS_MAX, sizeof(*m.u.heartbeat.peers));
 	for (i = 0; i < IMEX_MEMBERS_MAX; i++) {
 		snprintf(m.u.heartbeat.peers[i].name, IMEX_NAME_MAX, "p%u", i);
-		m.u.heartbeat.peers[i].state = i % __IMEX_MEMBER_STATE_MAX;
+		m.u.heartbeat.peers[i].state =
+			i % (IMEXD_WIRE_MEMBER_STATE_MAX + 1);
 	}
 	round_trip(&m);
 	imexd_msg_free(&m);

@@ -312,6 +312,7 @@ enum imex_cmd {
 	IMEX_CMD_DOMAIN_REMOVE,
 	IMEX_CMD_NODE_JOIN,
 	IMEX_CMD_NODE_LEAVE,
+	IMEX_CMD_IMPORTS_REVOKED,	/* notification */
 
 	__IMEX_CMD_MAX
 };
@@ -361,6 +362,7 @@ enum imex_attr {
 	IMEX_A_CHANNEL_MINOR,		/* u32, the grant's device minor */
 	IMEX_A_DOMAIN_GENERATION,	/* u64, the manager's (domain-set) */
 	IMEX_A_NODE_ADDR,		/* string, "host[:port]" (NODE_JOIN) */
+	IMEX_A_DOMAIN_REASON,		/* string, why the domain is not READY */
 
 	__IMEX_A_MAX
 };
@@ -372,6 +374,8 @@ enum imex_member_attr {
 	IMEX_A_MEMBER_ADDR,		/* string */
 	IMEX_A_MEMBER_STATE,		/* u32, enum imex_member_state */
 	IMEX_A_MEMBER_VIEW,		/* binary, u8 per member */
+	IMEX_A_MEMBER_REASON,		/* string, why it is in this state */
+	IMEX_A_MEMBER_SINCE,		/* u64, ms since the epoch (CLOCK_REALTIME) */
 
 	__IMEX_A_MEMBER_MAX
 };
@@ -405,6 +409,7 @@ enum imex_member_state {
 	IMEX_MEMBER_DISCONNECTED,
 	IMEX_MEMBER_NEVER_CONNECTED,
 	IMEX_MEMBER_VERSION_MISMATCH,
+	IMEX_MEMBER_REFUSED,		/* TLS or identity check refused it */
 
 	__IMEX_MEMBER_STATE_MAX
 };
