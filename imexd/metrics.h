@@ -35,14 +35,18 @@ struct imexd_metrics_hist {
 
 void imexd_metrics_hist_add(struct imexd_metrics_hist *h, uint64_t ms);
 
-/* Why an import was refused: the kernel's (IMEX_A_STATS) and the broker's. */
+/*
+ * Why an import was refused: the kernel's (IMEX_A_STATS, in the order of
+ * IMEX_A_STATS_REFUSED_*) and the broker's.
+ */
 enum imexd_metrics_refusal {
-	IMEXD_REFUSED_PERMISSION,	/* EPERM: other domain, no channel */
-	IMEXD_REFUSED_NOT_FOUND,	/* ENOENT: no such handle */
+	IMEXD_REFUSED_PERMISSION,	/* EPERM, EACCES: other domain or channel */
+	IMEXD_REFUSED_NOT_FOUND,	/* ENOENT: no such export */
 	IMEXD_REFUSED_UNREACHABLE,	/* EHOSTUNREACH: exporter not reachable */
 	IMEXD_REFUSED_TIMEOUT,		/* ETIMEDOUT */
-	IMEXD_REFUSED_NO_SPACE,		/* ENOBUFS/ENOSPC: a table full */
-	IMEXD_REFUSED_NO_DAEMON,	/* ENODEV/ESRCH: no imexd attached */
+	IMEXD_REFUSED_NO_SPACE,		/* ENOBUFS, ENOSPC, EAGAIN: a table full */
+	IMEXD_REFUSED_NO_DAEMON,	/* ESRCH: no imexd attached */
+	IMEXD_REFUSED_REVOKED,		/* ENODEV: the channel was revoked */
 	IMEXD_REFUSED_OTHER,
 	IMEXD_REFUSED_N
 };

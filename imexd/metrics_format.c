@@ -12,6 +12,11 @@
 #include <string.h>
 #include "metrics.h"
 
+/* The kernel's counters map onto the reasons by position. */
+_Static_assert(IMEXD_REFUSED_OTHER - IMEXD_REFUSED_PERMISSION ==
+	       IMEX_A_STATS_REFUSED_OTHER - IMEX_A_STATS_REFUSED_PERMISSION,
+	       "refusal reasons follow IMEX_A_STATS_REFUSED_*");
+
 static const char *const domain_states[__IMEX_DOMAIN_STATE_MAX] = {
 	[IMEX_DOMAIN_DOWN] = "down",
 	[IMEX_DOMAIN_READY] = "ready",
@@ -44,6 +49,7 @@ static const char *const refusals[IMEXD_REFUSED_N] = {
 	[IMEXD_REFUSED_TIMEOUT] = "timeout",
 	[IMEXD_REFUSED_NO_SPACE] = "no_space",
 	[IMEXD_REFUSED_NO_DAEMON] = "no_daemon",
+	[IMEXD_REFUSED_REVOKED] = "revoked",
 	[IMEXD_REFUSED_OTHER] = "other",
 };
 
@@ -66,10 +72,12 @@ enum imexd_metrics_refusal imexd_metrics_refusal_of(int error)
 		return IMEXD_REFUSED_TIMEOUT;
 	case ENOBUFS:
 	case ENOSPC:
+	case EAGAIN:		/* the broker's tables full */
 		return IMEXD_REFUSED_NO_SPACE;
-	case ENODEV:
 	case ESRCH:
 		return IMEXD_REFUSED_NO_DAEMON;
+	case ENODEV:
+		return IMEXD_REFUSED_REVOKED;
 	default:
 		return IMEXD_REFUSED_OTHER;
 	}

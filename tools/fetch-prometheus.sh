@@ -25,6 +25,7 @@ for p in $PKGS; do
 	if [ -z "$v" ] || [ "$v" = "(none)" ]; then
 		# Offline or no package list: fall back to the newest cached copy.
 		if [ "${1:-}" = --print ]; then
+			key=""
 			for d in "$CACHE"/*/bin/prometheus-node-exporter; do
 				[ -x "$d" ] && [ -x "${d%/*}/promtool" ] && key=${d%/bin/*}
 			done

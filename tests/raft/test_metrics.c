@@ -222,7 +222,9 @@ static void test_refusal_reasons(void **state)
 	assert_int_equal(imexd_metrics_refusal_of(EHOSTUNREACH), IMEXD_REFUSED_UNREACHABLE);
 	assert_int_equal(imexd_metrics_refusal_of(ETIMEDOUT), IMEXD_REFUSED_TIMEOUT);
 	assert_int_equal(imexd_metrics_refusal_of(ENOBUFS), IMEXD_REFUSED_NO_SPACE);
-	assert_int_equal(imexd_metrics_refusal_of(ENODEV), IMEXD_REFUSED_NO_DAEMON);
+	assert_int_equal(imexd_metrics_refusal_of(EAGAIN), IMEXD_REFUSED_NO_SPACE);
+	assert_int_equal(imexd_metrics_refusal_of(ESRCH), IMEXD_REFUSED_NO_DAEMON);
+	assert_int_equal(imexd_metrics_refusal_of(ENODEV), IMEXD_REFUSED_REVOKED);
 	assert_int_equal(imexd_metrics_refusal_of(EIO), IMEXD_REFUSED_OTHER);
 	assert_string_equal(imexd_metrics_refusal_name(IMEXD_REFUSED_N), "other");
 }
