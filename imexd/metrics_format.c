@@ -29,8 +29,8 @@ static const char *const member_states[__IMEX_MEMBER_STATE_MAX] = {
 	[IMEX_MEMBER_CONNECTED] = "connected",
 	[IMEX_MEMBER_RECOVERING] = "recovering",
 	[IMEX_MEMBER_DISCONNECTED] = "disconnected",
-	[IMEX_MEMBER_NEVER_CONNECTED] = "never_connected",
-	[IMEX_MEMBER_VERSION_MISMATCH] = "version_mismatch",
+	[IMEX_MEMBER_NEVER_CONNECTED] = "never-connected",
+	[IMEX_MEMBER_VERSION_MISMATCH] = "version-mismatch",
 	[IMEX_MEMBER_REFUSED] = "refused",
 };
 
@@ -132,7 +132,7 @@ static void domains(FILE *f, const struct imexd_metrics *m)
 				member_states[s], m->domains[i].members[s]);
 		}
 	family(f, "imex_domain_channels", "gauge",
-	       "Channels granted to a domain.");
+	       "Channel ids a domain holds (imexctl's channel_count).");
 	for (i = 0; i < m->ndomains; i++) {
 		fputs("imex_domain_channels{domain=\"", f);
 		put_label(f, m->domains[i].name);
@@ -147,7 +147,7 @@ static void channels(FILE *f, const struct imexd_metrics *m)
 	for (size_t i = 0; i < m->ndomains; i++)
 		granted += m->domains[i].channels;
 	family(f, "imex_channels", "gauge",
-	       "The node's channel ids: granted to a domain, or free.");
+	       "The node's channel ids: held by a domain (granted), or free.");
 	fprintf(f, "imex_channels{state=\"granted\"} %" PRIu64 "\n", granted);
 	fprintf(f, "imex_channels{state=\"free\"} %" PRIu64 "\n",
 		granted < m->max_channels ? m->max_channels - granted : 0);

@@ -106,7 +106,7 @@ static void test_values_of_every_family(void **state)
 	has_line(t, "imex_domains{state=\"down\"} 0");
 	has_line(t, "imex_domain_members{domain=\"job7\",state=\"connected\"} 2");
 	has_line(t, "imex_domain_members{domain=\"job7\",state=\"refused\"} 0");
-	has_line(t, "imex_domain_members{domain=\"q\\\"uo\\\\te\",state=\"never_connected\"} 1");
+	has_line(t, "imex_domain_members{domain=\"q\\\"uo\\\\te\",state=\"never-connected\"} 1");
 	has_line(t, "imex_domain_channels{domain=\"job7\"} 4");
 	has_line(t, "imex_channels{state=\"granted\"} 5");
 	has_line(t, "imex_channels{state=\"free\"} 95");
