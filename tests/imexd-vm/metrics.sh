@@ -59,8 +59,8 @@ $NL -q alloc name=m1 count=3 || fail "alloc on m1"
 match "after alloc of 3 more on m1" 'imex_domain_channels{domain="m1"}=5'
 
 # The kernel's counters: one export, one import, EPERM and ENOENT refusals.
-set -- $($NL channels name=m1 | grep ' chstate=1' | sed 's/.* channel=\([0-9]*\) .*/\1/')
-c1=$1 c2=$2
+$NL channels name=m1 | grep ' chstate=1' | sed 's/.* channel=\([0-9]*\) .*/\1/' > "$OUT/m1.ids"
+c1=$(sed -n 1p "$OUT/m1.ids") c2=$(sed -n 2p "$OUT/m1.ids")
 $SHARE -c "$c1" export --desc metrics-desc --hold --handle-file "$OUT/mh" > "$OUT/mexp.log" 2>&1 &
 exp_pid=$!
 _wait_until 20 test -s "$OUT/mh" || fail "export on channel $c1: $(cat "$OUT/mexp.log")"
