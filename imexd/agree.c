@@ -222,6 +222,9 @@ static int on_action(struct imexd_agree *a, uint64_t now,
 					   "restoring a snapshot");
 		return 0;
 	case IMEXD_CONS_APPLY:
+		r = ca->apply.tag ? ag_req_by_id(a, ca->apply.tag) : NULL;
+		if (r && r->state == REQ_SUBMITTED)
+			imexd_metrics_hist_add(&a->commit, now - r->submitted_at);
 		rv = on_apply(a, ca);
 		if (rv)
 			return ag_stop(a, now, rv, "applying an entry");
@@ -903,6 +906,12 @@ int imexd_agree_adopt_group(struct imexd_agree *a, uint64_t now,
 	       (unsigned long long)group);
 	imexd_cons_set_group(a->cons, group);
 	return ag_pump(a, now);
+}
+
+const struct imexd_metrics_hist *
+imexd_agree_commit_latency(const struct imexd_agree *a)
+{
+	return &a->commit;
 }
 
 const struct imexd_cons *imexd_agree_cons(const struct imexd_agree *a)

@@ -217,6 +217,10 @@ int imexd_agree_adopt_group(struct imexd_agree *a, uint64_t now,
 const struct imexd_fsm *imexd_agree_fsm(const struct imexd_agree *a);
 /* NULL while storage failed (the server is down until restarted). */
 const struct imexd_cons *imexd_agree_cons(const struct imexd_agree *a);
+/* Commands submitted here (as the leader): submit to commit, in ms. */
+struct imexd_metrics_hist;
+const struct imexd_metrics_hist *
+imexd_agree_commit_latency(const struct imexd_agree *a);
 /* Is the node caught up (see Kernel above) and its kernel converged? */
 bool imexd_agree_synced(const struct imexd_agree *a);
 bool imexd_agree_reconciled(const struct imexd_agree *a);

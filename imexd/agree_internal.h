@@ -7,6 +7,7 @@
 #define IMEXD_AGREE_INTERNAL_H
 
 #include "agree.h"
+#include "metrics.h"
 #include "grow.h"
 
 enum req_kind {
@@ -29,6 +30,7 @@ struct ag_req {
 	uint8_t *cmd;
 	size_t len;
 	uint64_t deadline, retry_at;
+	uint64_t submitted_at;	/* for the commit-latency histogram */
 	bool left;		/* NODE_LEAVE: out of the configuration; the
 				 * table command is next */
 	bool repeated;		/* forwarded again after its leader was lost */
@@ -86,6 +88,8 @@ struct imexd_agree {
 		uint64_t at;		/* when the last line went out */
 		uint32_t skipped;	/* held back since */
 	} logkeys[AG_LOGKEYS_MAX];
+
+	struct imexd_metrics_hist commit;	/* submit to commit, here */
 
 	struct imexd_def *have;		/* the kernel's domains */
 	size_t n_have;

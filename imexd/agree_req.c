@@ -587,6 +587,7 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 				       &index, &leader);
 		if (!rv) {
 			r->state = REQ_SUBMITTED;
+			r->submitted_at = now;
 			return ag_pump(a, now);
 		}
 		if (rv != -IMEXD_CONS_ENOTLEADER)

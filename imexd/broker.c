@@ -22,6 +22,7 @@
 
 #include "broker.h"
 #include "grow.h"
+#include "metrics.h"
 
 #define BRK_NO_TIME		UINT64_MAX
 #define BRK_LOG_INTERVAL_MS	60000	/* rate limit: one line a minute */
@@ -103,6 +104,8 @@ struct imexd_broker {
 	size_t nup, up_cap;
 
 	struct brk_limit lim[BRK_LIM_N];
+	/* Peers' imports this node's kernel or broker refused (metrics). */
+	uint64_t refused[IMEXD_REFUSED_N];
 
 	struct brk_act *acts;
 	size_t nacts, next_act, acts_cap;
@@ -573,6 +576,8 @@ static void brk_resp_send(struct imexd_broker *b, const char *to,
 		error = EPROTO;
 	if (!error && (!desc || !desc_len || desc_len > IMEX_DESC_MAX))
 		error = EPROTO;		/* the kernel gave no usable descriptor */
+	if (error)
+		b->refused[imexd_metrics_refusal_of(error)]++;
 	m = brk_send(b, to, IMEXD_MSG_IMPORT_RESP, domain_uuid);
 	if (!m)
 		return;
@@ -927,4 +932,9 @@ void imexd_broker_free(struct imexd_broker *b)
 	free(b->up);
 	free(b->acts);
 	free(b);
+}
+
+const uint64_t *imexd_broker_refusals(const struct imexd_broker *b)
+{
+	return b->refused;
 }

@@ -127,5 +127,10 @@ uint64_t imexd_broker_deadline(const struct imexd_broker *b);
 void imexd_broker_shutdown(struct imexd_broker *b, uint64_t now);
 
 bool imexd_broker_next(struct imexd_broker *b, struct imexd_broker_action *a);
+/*
+ * Peers' imports of this node's exports answered with an error, by reason
+ * (IMEXD_REFUSED_N counters indexed by enum imexd_metrics_refusal).
+ */
+const uint64_t *imexd_broker_refusals(const struct imexd_broker *b);
 
 #endif /* IMEXD_BROKER_H */

@@ -24,7 +24,8 @@
 #define CONFIG_FILE_MAX		(1 << 20)	/* a config is a few hundred bytes */
 #define SHOW_MAX		64		/* value bytes quoted in a message */
 
-enum kind { K_NAME, K_LISTEN, K_INT, K_PATH, K_BOOL, K_LOG };
+/* K_OPTPATH: an absolute path, or empty for "off". */
+enum kind { K_NAME, K_LISTEN, K_INT, K_PATH, K_OPTPATH, K_BOOL, K_LOG };
 
 struct key {
 	const char *name;
@@ -53,6 +54,7 @@ static const struct key keys[] = {
 	{ "TLS_KEY_FILE", K_PATH, FIELD(tls_key_file), 0, 0 },
 	{ "NODES_FILE", K_PATH, FIELD(nodes_file), 0, 0 },
 	{ "LOG_LEVEL", K_LOG, FIELD(log_level), 0, 0 },
+	{ "METRICS_TEXTFILE_DIR", K_OPTPATH, FIELD(metrics_textfile_dir), 0, 0 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -203,7 +205,7 @@ static int value_string(const struct pos *p, const struct key *k, char *field,
 			return fail(p, "%s: '%s' is not an IPv4 or IPv6 address, or '*' for any",
 				    k->name, show(b, sizeof(b), v, n));
 		break;
-	default:	/* K_PATH */
+	default:	/* K_PATH, K_OPTPATH */
 		if (v[0] != '/')
 			return fail(p, "%s: '%s' is not an absolute path",
 				    k->name, show(b, sizeof(b), v, n));
@@ -248,6 +250,12 @@ static int set_value(const struct pos *p, struct imexd_config *cfg,
 {
 	void *field = (char *)cfg + k->off;
 
+	if (k->kind == K_OPTPATH)
+		cfg->metrics_textfile_set = true;	/* the only such key */
+	if (!n && k->kind == K_OPTPATH) {
+		*(char *)field = '\0';
+		return 0;
+	}
 	if (!n)
 		return fail(p, "%s: empty value (leave the key out for the default)",
 			    k->name);
@@ -478,6 +486,9 @@ void imexd_config_defaults(struct imexd_config *cfg)
 	cfg->election_timeout_ms = 1000;
 	cfg->tls = false;
 	cfg->log_level = 6;
+	/* Debian's prometheus-node-exporter textfile collector; used only
+	 * where that directory exists unless the key is given. */
+	strcpy(cfg->metrics_textfile_dir, IMEXD_METRICS_TEXTFILE_DIR);
 }
 
 void imexd_config_apply_reloadable(struct imexd_config *dst,

@@ -17,6 +17,12 @@
  *   TLS_KEY_FILE=<abs path>          (none)             SIGUSR1
  *   NODES_FILE=<abs path>            (none)             no
  *   LOG_LEVEL=<err|warn|info|debug>  info               yes
+ *   METRICS_TEXTFILE_DIR=<abs path|> (see below)        no
+ *
+ * METRICS_TEXTFILE_DIR: where imexd writes imexd.prom for the node
+ * exporter's textfile collector.  Left out: IMEXD_METRICS_TEXTFILE_DIR if
+ * that directory exists at start (the node exporter is installed), else
+ * off; empty: off; a path: that directory, which must exist.
  *
  * An unknown key, a repeated key, a bad value or a malformed line is an
  * error naming file:line and the key; nothing of a bad file is applied.
@@ -33,6 +39,7 @@
 #include <linux/imex.h>
 
 #define IMEXD_CONFIG_PATH "/etc/imex/imexd.conf"
+#define IMEXD_METRICS_TEXTFILE_DIR "/var/lib/prometheus/node-exporter"
 
 struct imexd_config {
 	char node_name[IMEX_NAME_MAX];
@@ -49,6 +56,8 @@ struct imexd_config {
 	char tls_key_file[PATH_MAX];
 	char nodes_file[PATH_MAX];
 	int log_level;			/* syslog levels: 3, 4, 6, 7 */
+	char metrics_textfile_dir[PATH_MAX];	/* "": off */
+	bool metrics_textfile_set;	/* given in the file (else a default) */
 };
 
 /* Fill in every default (node name from gethostname()). */

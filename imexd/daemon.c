@@ -29,6 +29,8 @@
 #include "describe.h"
 #include "kernel.h"
 #include "log.h"
+#include "metrics.h"
+#include "metrics_pub.h"
 #include "net.h"
 #include "nodelist.h"
 #include "raftlog.h"
@@ -57,6 +59,9 @@ struct daemon {
 	size_t n_roster;
 	struct imexd_node *core;
 	struct imexd_members_pub *members;	/* members.json */
+	struct imexd_metrics_pub *metrics;	/* imexd.prom; NULL: off */
+	sd_event_source *metrics_timer;
+	bool clean_exit;
 	uint8_t node_uuid[16];
 	uint64_t epoch;
 
@@ -459,6 +464,17 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *ud)
 	(void)usec;
 	imexd_node_timer(d->core, now_ms());
 	drain(d);
+	return 0;
+}
+
+/* Metrics: a snapshot every IMEXD_METRICS_MIN_MS, written when changed. */
+static int on_metrics(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct daemon *d = ud;
+
+	imexd_metrics_pub_tick(d->metrics, now_ms(), d->kernel, d->core,
+			       d->ready && !d->stopping);
+	sd_event_source_set_time(s, usec + IMEXD_METRICS_MIN_MS * 1000ULL);
 	return 0;
 }
 
@@ -919,6 +935,24 @@ static int start_core(struct daemon *d)
 	return 0;
 }
 
+static int start_metrics(struct daemon *d)
+{
+	int r = imexd_metrics_pub_new(&d->cfg, IMEXD_VERSION, &d->metrics);
+
+	if (r < 0)
+		return fail("metrics: cannot write into METRICS_TEXTFILE_DIR %s: %s",
+			    d->cfg.metrics_textfile_dir, strerror(-r));
+	if (!d->metrics)
+		return 0;
+	r = sd_event_add_time_relative(d->ev, &d->metrics_timer,
+				       CLOCK_MONOTONIC, 0, 100000, on_metrics, d);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->metrics_timer, SD_EVENT_ON);
+	if (r < 0)
+		return fail("cannot create the metrics timer: %s", strerror(-r));
+	return 0;
+}
+
 static int start(struct daemon *d)
 {
 	char err[1024] = "", u[37];
@@ -972,6 +1006,9 @@ static int start(struct daemon *d)
 	d->members = imexd_members_pub_new(d->ev, d->cfg.state_directory,
 					   d->cfg.node_name, d->core);
 	imexd_members_pub_update(d->members);
+	r = start_metrics(d);
+	if (r < 0)
+		return r;
 	sd_notify(0, "READY=1");
 	update_status(d);
 	if (d->opts->ready_fd >= 0) {
@@ -1001,6 +1038,8 @@ static void stop(struct daemon *d)
 	if (d->kernel && d->ready &&
 	    imexd_kernel_detach(d->kernel, msg, sizeof(msg)) < 0)
 		log_debug("detach: %s", msg);
+	sd_event_source_disable_unref(d->metrics_timer);
+	imexd_metrics_pub_free(d->metrics, d->clean_exit);
 	imexd_members_pub_free(d->members);
 	imexd_node_free(d->core);
 	imexd_raftlog_close(d->rlog);
@@ -1078,6 +1117,7 @@ int imexd_daemon_run(const struct imexd_config *cfg,
 		if (r < 0)
 			log_err("the event loop failed: %s", strerror(-r));
 	}
+	d.clean_exit = r == 0;
 	stop(&d);
 	sd_event_unref(d.ev);
 	if (r == 0)

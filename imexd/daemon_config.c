@@ -147,6 +147,10 @@ static void warn_restart_keys(const struct imexd_config *cur,
 	if (strcmp(cur->nodes_file, file->nodes_file))
 		log_warn("SIGHUP: NODES_FILE changed to '%s': %s",
 			 file->nodes_file, fix);
+	if (strcmp(cur->metrics_textfile_dir, file->metrics_textfile_dir) ||
+	    cur->metrics_textfile_set != file->metrics_textfile_set)
+		log_warn("SIGHUP: METRICS_TEXTFILE_DIR changed to '%s': %s",
+			 file->metrics_textfile_dir, fix);
 	if (cur->tls != file->tls)
 		log_warn("SIGHUP: TLS changed to %s: %s", file->tls ? "yes" : "no", fix);
 	if (strcmp(cur->tls_ca_file, file->tls_ca_file) ||

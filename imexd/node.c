@@ -735,6 +735,11 @@ const struct imexd_agree *imexd_node_agree(const struct imexd_node *n)
 	return n->agree;
 }
 
+const struct imexd_broker *imexd_node_broker(const struct imexd_node *n)
+{
+	return n->broker;
+}
+
 void imexd_node_set_applied_hook(struct imexd_node *n,
 				 imexd_node_applied_fn *fn, void *ctx)
 {

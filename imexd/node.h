@@ -235,6 +235,8 @@ size_t imexd_node_members(const struct imexd_node *n,
 			  struct imexd_node_member *m, size_t max);
 /* For checkers (the simulator): the agreement part, to read only. */
 const struct imexd_agree *imexd_node_agree(const struct imexd_node *n);
+/* For the metrics: the import broker, to read only. */
+const struct imexd_broker *imexd_node_broker(const struct imexd_node *n);
 /* For checkers: @fn sees every entry as agree applies it, with the
  * command's bytes (which the log may compact before any action shows). */
 typedef void imexd_node_applied_fn(void *ctx, uint64_t index,

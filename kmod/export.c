@@ -83,6 +83,7 @@ int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 		imex_nexports++;
 		memcpy(h->node_uuid, &imex_node.uuid, IMEX_UUID_LEN);
 		h->id = e->id;
+		imex_stats_export();
 	}
 	mutex_unlock(&imex_lock);
 	if (err)

@@ -311,6 +311,11 @@ int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
 		    bool full);
 int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch);
 int imex_put_node(struct sk_buff *skb);
+
+/* stats.c */
+void imex_stats_export(void);
+void imex_stats_import(int err);
+int imex_put_stats(struct sk_buff *skb);
 struct sk_buff *imex_reply_new(struct genl_info *info, u8 cmd, void **hdr);
 
 /* notify.c: events on the public group. */

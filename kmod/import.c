@@ -298,6 +298,7 @@ int imex_file_import(struct imex_file *f, const struct imex_handle *h,
 		err = imex_import_remote(f, h, timeout_ms, desc, len, held);
 out:
 	mutex_unlock(&imex_lock);
+	imex_stats_import(err);
 	return err;
 }
 

@@ -89,7 +89,8 @@ static_assert(IMEX_A_CHANNEL_MINOR == 42);
 static_assert(IMEX_A_DOMAIN_GENERATION == 43);
 static_assert(IMEX_A_NODE_ADDR == 44);
 static_assert(IMEX_A_DOMAIN_REASON == 45);
-static_assert(IMEX_A_MAX == 45);
+static_assert(IMEX_A_STATS == 46);
+static_assert(IMEX_A_MAX == 46);
 static_assert(IMEX_A_MEMBER_ENTRY_NAME == 1);
 static_assert(IMEX_A_MEMBER_ADDR == 2);
 static_assert(IMEX_A_MEMBER_STATE == 3);
@@ -102,6 +103,18 @@ static_assert(IMEX_A_CHANNEL_ENTRY_UID == 2);
 static_assert(IMEX_A_CHANNEL_ENTRY_GID == 3);
 static_assert(IMEX_A_CHANNEL_ENTRY_MODE == 4);
 static_assert(IMEX_A_CHANNEL_ENTRY_MAX == 4);
+static_assert(IMEX_A_STATS_EXPORTS == 1);
+static_assert(IMEX_A_STATS_IMPORTS == 2);
+static_assert(IMEX_A_STATS_REFUSED_PERMISSION == 3);
+static_assert(IMEX_A_STATS_REFUSED_NOT_FOUND == 4);
+static_assert(IMEX_A_STATS_REFUSED_UNREACHABLE == 5);
+static_assert(IMEX_A_STATS_REFUSED_TIMEOUT == 6);
+static_assert(IMEX_A_STATS_REFUSED_NO_SPACE == 7);
+static_assert(IMEX_A_STATS_REFUSED_NO_DAEMON == 8);
+static_assert(IMEX_A_STATS_REFUSED_REVOKED == 9);
+static_assert(IMEX_A_STATS_REFUSED_OTHER == 10);
+static_assert(IMEX_A_STATS_PAD == 11);
+static_assert(IMEX_A_STATS_MAX == 11);
 static_assert(IMEX_CMD_NODE_GET == 1);
 static_assert(IMEX_CMD_NODE_SET == 2);
 static_assert(IMEX_CMD_DOMAIN_CREATE == 3);
@@ -149,6 +162,20 @@ const struct nla_policy imex_channel_nl_policy[IMEX_A_CHANNEL_ENTRY_MAX + 1] = {
 	[IMEX_A_CHANNEL_ENTRY_UID] = { .type = NLA_U32 },
 	[IMEX_A_CHANNEL_ENTRY_GID] = { .type = NLA_U32 },
 	[IMEX_A_CHANNEL_ENTRY_MODE] = NLA_POLICY_MAX(NLA_U32, 511),
+};
+
+const struct nla_policy imex_stats_nl_policy[IMEX_A_STATS_MAX + 1] = {
+	[IMEX_A_STATS_EXPORTS] = { .type = NLA_U64 },
+	[IMEX_A_STATS_IMPORTS] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_PERMISSION] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_NOT_FOUND] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_UNREACHABLE] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_TIMEOUT] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_NO_SPACE] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_NO_DAEMON] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_REVOKED] = { .type = NLA_U64 },
+	[IMEX_A_STATS_REFUSED_OTHER] = { .type = NLA_U64 },
+	[IMEX_A_STATS_PAD] = { .type = NLA_REJECT },
 };
 
 /*

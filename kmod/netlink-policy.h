@@ -17,6 +17,7 @@
  */
 extern const struct nla_policy imex_member_nl_policy[IMEX_A_MEMBER_MAX + 1];
 extern const struct nla_policy imex_channel_nl_policy[IMEX_A_CHANNEL_ENTRY_MAX + 1];
+extern const struct nla_policy imex_stats_nl_policy[IMEX_A_STATS_MAX + 1];
 extern const struct nla_policy imex_node_get_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_node_set_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_domain_create_nl_policy[IMEX_A_MAX + 1];

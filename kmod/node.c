@@ -85,7 +85,8 @@ int imex_put_node(struct sk_buff *skb)
 	    nla_put_u32(skb, IMEX_A_DOMAIN_COUNT, imex_ndomains) ||
 	    nla_put_u32(skb, IMEX_A_GENERATION, imex_generation) ||
 	    nla_put_u32(skb, IMEX_A_EXPORT_COUNT, imex_nexports) ||
-	    nla_put_u32(skb, IMEX_A_IMPORT_COUNT, imex_nimports))
+	    nla_put_u32(skb, IMEX_A_IMPORT_COUNT, imex_nimports) ||
+	    imex_put_stats(skb))
 		return -EMSGSIZE;
 	if (imex_node.fabric_set &&
 	    (nla_put(skb, IMEX_A_FABRIC_UUID, IMEX_UUID_LEN,

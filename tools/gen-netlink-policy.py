@@ -123,6 +123,9 @@ def entry(spec, set_name, a, ranges):
         return 'NLA_POLICY_NESTED_ARRAY(%s)' % spec.policy_name(a['nested-attributes'])
     if t == 'nest':
         return 'NLA_POLICY_NESTED(%s)' % spec.policy_name(a['nested-attributes'])
+    if t == 'pad':
+        # Alignment padding of a reply's u64s; never in a request.
+        return '{ .type = NLA_REJECT }'
     die('%s: type %s is not supported' % (a['name'], t))
     return None
 

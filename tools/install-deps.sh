@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install every Debian package imex needs to build, test and run its demo,
-# then libraft 0.22.1, which Debian 12 lacks (tools/build-libraft.sh).
+# then libraft 0.22.1, which Debian 12 lacks (tools/build-libraft.sh), and
+# unpack (not install: no service may start here) promtool and
+# prometheus-node-exporter for the metrics tests (tools/fetch-prometheus.sh).
 # Idempotent: prints nothing and exits 0 when everything is already present.
 set -eu
 
@@ -65,7 +67,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need_kernel2=0
 "$here/kver.sh" "$KERNEL2" >/dev/null 2>&1 || need_kernel2=1
 
-[ -z "$missing" ] && [ "$need_kernel2" = 0 ] && exec "$here/build-libraft.sh"
+[ -z "$missing" ] && [ "$need_kernel2" = 0 ] &&
+	"$here/fetch-prometheus.sh" && exec "$here/build-libraft.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	[ -n "$missing" ] && echo "install-deps: missing Debian packages:$missing" >&2
@@ -105,4 +108,5 @@ echo "install-deps: installing:$missing"
 apt-get -q -y --no-install-recommends install $missing >/dev/null ||
 	{ echo "install-deps: apt-get install failed for:$missing" >&2; exit 1; }
 
+"$here/fetch-prometheus.sh"
 exec "$here/build-libraft.sh"

@@ -36,6 +36,8 @@ static void assert_cfg_equal(const struct imexd_config *a,
 	assert_string_equal(a->tls_key_file, b->tls_key_file);
 	assert_string_equal(a->nodes_file, b->nodes_file);
 	assert_int_equal(a->log_level, b->log_level);
+	assert_string_equal(a->metrics_textfile_dir, b->metrics_textfile_dir);
+	assert_int_equal(a->metrics_textfile_set, b->metrics_textfile_set);
 }
 
 /* Defaults with a known node name, whatever this host is called. */
@@ -70,6 +72,8 @@ static void test_defaults(void **state)
 	assert_string_equal(c.tls_ca_file, "");
 	assert_string_equal(c.nodes_file, "");
 	assert_int_equal(c.log_level, 6);
+	assert_string_equal(c.metrics_textfile_dir, "/var/lib/prometheus/node-exporter");
+	assert_false(c.metrics_textfile_set);
 	gethostname(host, sizeof(host) - 1);
 	if (imexd_name_valid(host))
 		assert_string_equal(c.node_name, host);
@@ -116,6 +120,16 @@ static void g_tls_yes(struct imexd_config *c)
 static void g_ca(struct imexd_config *c) { strcpy(c->tls_ca_file, "/ca.pem"); }
 static void g_nodes(struct imexd_config *c) { strcpy(c->nodes_file, "/etc/imex/nodes.cfg"); }
 static void g_err(struct imexd_config *c) { c->log_level = 3; }
+static void g_metrics_off(struct imexd_config *c)
+{
+	c->metrics_textfile_dir[0] = '\0';
+	c->metrics_textfile_set = true;
+}
+static void g_metrics_dir(struct imexd_config *c)
+{
+	strcpy(c->metrics_textfile_dir, "/run/prom");
+	c->metrics_textfile_set = true;
+}
 static void g_warn(struct imexd_config *c) { c->log_level = 4; }
 static void g_info(struct imexd_config *c) { c->log_level = 6; }
 static void g_debug(struct imexd_config *c) { c->log_level = 7; }
@@ -153,6 +167,9 @@ static const struct good goods[] = {
 	{ "TLS_CA_FILE=/ca.pem", g_ca },	/* without TLS=yes: kept, unused */
 	{ "NODES_FILE=/etc/imex/nodes.cfg", g_nodes },
 	{ "LOG_LEVEL=err", g_err },
+	/* empty is "off", the one key where it is allowed */
+	{ "METRICS_TEXTFILE_DIR=", g_metrics_off },
+	{ "METRICS_TEXTFILE_DIR=/run/prom", g_metrics_dir },
 	{ "LOG_LEVEL=warn", g_warn },
 	{ "LOG_LEVEL=info", g_info },
 	{ "LOG_LEVEL=debug", g_debug },
@@ -228,6 +245,7 @@ static const struct bad bads[] = {
 	/* paths */
 	{ "STATE_DIRECTORY=var/lib/imexd", "imexd.conf:1: STATE_DIRECTORY: 'var/lib/imexd' is not an absolute path" },
 	{ "NODES_FILE=~/nodes", "imexd.conf:1: NODES_FILE: '~/nodes' is not an absolute path" },
+	{ "METRICS_TEXTFILE_DIR=prom", "imexd.conf:1: METRICS_TEXTFILE_DIR: 'prom' is not an absolute path" },
 	{ "TLS_KEY_FILE=/a\tb", "imexd.conf:1: TLS_KEY_FILE: '/a?b' has control characters" },
 	/* words */
 	{ "TLS=true", "imexd.conf:1: TLS: 'true' is not yes or no" },

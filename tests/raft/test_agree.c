@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "agree.h"
+#include "metrics.h"
 #include "raftwire.h"
 
 /* Start a node of @roster on @disk; returns imexd_agree_start()'s value and
@@ -513,6 +514,17 @@ static void test_join_and_leave(void **state)
 	request_create(t, 4, 4, "d1", m24, 2);
 	wait_done(t, 4, 5 * ET);
 	assert_int_equal(t->done[4].error, 0);
+	{
+		/* Its commit is in the leader's latency histogram. */
+		const struct imexd_metrics_hist *h =
+			imexd_agree_commit_latency(t->nodes[leader_of(t)].ag);
+		uint64_t sum = 0;
+
+		assert_true(h->count >= 1);
+		for (int b = 0; b < IMEXD_METRICS_HIST_BUCKETS; b++)
+			sum += h->bucket[b];
+		assert_true(sum <= h->count);
+	}
 	run_for(t, ET);
 	assert_int_equal(t->nodes[4].nk, 1);
 	assert_string_equal(t->nodes[4].kernel[0].name, "d1");

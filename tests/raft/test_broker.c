@@ -23,6 +23,7 @@
 
 #include "broker.h"
 #include "fsm.h"
+#include "metrics.h"
 
 /* ---- allocation failures (linked with --wrap=realloc) ---- */
 
@@ -491,6 +492,9 @@ static void test_non_member_request_refused(void **state)
 	assert_int_equal(one(IMEXD_BROKER_SEND)->msg.u.import_resp.status,
 			 EACCES);
 
+	/* Counted for the metrics: four refusals, reason "permission". */
+	assert_int_equal(imexd_broker_refusals(t->a)[IMEXD_REFUSED_PERMISSION], 4);
+
 	/* A member's request is checked. */
 	deliver(t, t->a, 60002, "d", IMEXD_MSG_IMPORT_REQ, DOM2, 13, 0);
 	assert_string_equal(one(IMEXD_BROKER_CHECK)->to, "d");
@@ -597,6 +601,9 @@ static void test_checks_bound(void **state)
 	imexd_broker_checked(t->b, i, first_op, EPERM, NULL, 0);
 	drain(t->b);
 	assert_int_equal(one(IMEXD_BROKER_SEND)->msg.u.import_resp.tag, 1);
+	/* The metrics count the kernel's EPERM and both EAGAINs. */
+	assert_int_equal(imexd_broker_refusals(t->b)[IMEXD_REFUSED_PERMISSION], 1);
+	assert_int_equal(imexd_broker_refusals(t->b)[IMEXD_REFUSED_NO_SPACE], 2);
 	deliver(t, t->b, i, "c", IMEXD_MSG_IMPORT_REQ, DOM1, i + 2, 0);
 	one(IMEXD_BROKER_CHECK);
 

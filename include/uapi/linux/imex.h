@@ -34,6 +34,9 @@
  *      IMEX_A_EXPORT_COUNT: u32, live exports on this node
  *      IMEX_A_IMPORT_COUNT: u32, imports held on this node (revoked ones not
  *                           yet read included)
+ *      IMEX_A_STATS: nested, counters since the module loaded, each u64:
+ *          IMEX_A_STATS_EXPORTS, IMEX_A_STATS_IMPORTS,
+ *          IMEX_A_STATS_REFUSED_*: imports refused, by errno class
  *
  * IMEX_CMD_NODE_SET (admin): any of
  *      IMEX_A_NODE_NAME, IMEX_A_NODE_UUID,
@@ -363,10 +366,34 @@ enum imex_attr {
 	IMEX_A_DOMAIN_GENERATION,	/* u64, the manager's (domain-set) */
 	IMEX_A_NODE_ADDR,		/* string, "host[:port]" (NODE_JOIN) */
 	IMEX_A_DOMAIN_REASON,		/* string, why the domain is not READY */
+	IMEX_A_STATS,			/* nested, enum imex_stats_attr */
 
 	__IMEX_A_MAX
 };
 #define IMEX_A_MAX (__IMEX_A_MAX - 1)
+
+/*
+ * IMEX_A_STATS (node-get replies): the node's counters since the module
+ * loaded, each a u64.  A refused import counts once, under the class of
+ * the errno the importer got.
+ */
+enum imex_stats_attr {
+	IMEX_A_STATS_UNSPEC,
+	IMEX_A_STATS_EXPORTS,		/* exports made */
+	IMEX_A_STATS_IMPORTS,		/* imports completed (local and remote) */
+	IMEX_A_STATS_REFUSED_PERMISSION, /* EPERM, EACCES: not this channel's */
+	IMEX_A_STATS_REFUSED_NOT_FOUND,	/* ENOENT: no such export */
+	IMEX_A_STATS_REFUSED_UNREACHABLE, /* EHOSTUNREACH: exporter not reachable */
+	IMEX_A_STATS_REFUSED_TIMEOUT,	/* ETIMEDOUT: no answer in time */
+	IMEX_A_STATS_REFUSED_NO_SPACE,	/* ENOBUFS, ENOSPC, EAGAIN: a table full */
+	IMEX_A_STATS_REFUSED_NO_DAEMON,	/* ESRCH: no imexd attached */
+	IMEX_A_STATS_REFUSED_REVOKED,	/* ENODEV: the channel was revoked */
+	IMEX_A_STATS_REFUSED_OTHER,	/* any other errno (EINTR, ENOMEM, ...) */
+	IMEX_A_STATS_PAD,
+
+	__IMEX_A_STATS_MAX
+};
+#define IMEX_A_STATS_MAX (__IMEX_A_STATS_MAX - 1)
 
 enum imex_member_attr {
 	IMEX_A_MEMBER_UNSPEC,
