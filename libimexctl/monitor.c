@@ -33,30 +33,30 @@ struct imexctl_monitor {
 	struct imexctl_event_member members[IMEX_MEMBERS_MAX];
 };
 
-static int monitor_alloc(struct imexctl *ctx, struct imexctl_monitor **monp)
+/* NULL when out of memory. */
+static struct imexctl_monitor *monitor_alloc(struct imexctl *ctx)
 {
 	struct imexctl_monitor *m = calloc(1, sizeof(*m));
 
-	if (m)
-		m->buf = malloc(MONITOR_BUF_START);
-	if (!m || !m->buf) {
+	if (!m)
+		return NULL;
+	m->buf = malloc(MONITOR_BUF_START);
+	if (!m->buf) {
 		free(m);
-		return imexctl_err(ctx, -ENOMEM, "out of memory");
+		return NULL;
 	}
 	m->ctx = ctx;
 	m->fd = -1;
 	m->size = MONITOR_BUF_START;
-	*monp = m;
-	return 0;
+	return m;
 }
 
 int imexctl_monitor_open_fd(struct imexctl *ctx, int fd, int family,
 			    struct imexctl_monitor **mon)
 {
-	int r = monitor_alloc(ctx, mon);
-
-	if (r < 0)
-		return r;
+	*mon = monitor_alloc(ctx);
+	if (!*mon)
+		return imexctl_err(ctx, -ENOMEM, "out of memory");
 	(*mon)->fd = fd;
 	(*mon)->family = family;
 	return 0;
@@ -70,9 +70,9 @@ IMEXCTL_API int imexctl_monitor_open(struct imexctl *ctx,
 
 	imexctl_err_clear(ctx);
 	*mon = NULL;
-	r = monitor_alloc(ctx, &m);
-	if (r < 0)
-		return r;
+	m = monitor_alloc(ctx);
+	if (!m)
+		return imexctl_err(ctx, -ENOMEM, "out of memory");
 	r = imexctl_nl_open(ctx, &m->sk, &m->family, &grp);
 	if (r < 0)
 		goto fail;

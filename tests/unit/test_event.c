@@ -59,7 +59,7 @@ static int teardown(void **state)
 
 static struct nl_msg *event_msg(uint8_t cmd)
 {
-	struct nl_msg *m = nlmsg_alloc_size(256 * 1024);
+	struct nl_msg *m = nlmsg_alloc_size((size_t)256 * 1024);
 
 	assert_non_null(m);
 	assert_non_null(genlmsg_put(m, 0, 0, FAMILY, 0, 0, cmd, IMEX_GENL_VERSION));
