@@ -387,6 +387,27 @@ static void test_node_join_and_leave_parse(void **state)
 	assert_null(j.addr);
 }
 
+static void test_monitor_parse(void **state)
+{
+	char *plain[] = { "monitor", NULL };
+	char *filtered[] = { "monitor", "--json", "--domain", "job7", NULL };
+	struct monitor_args m = { 0 };
+
+	(void)state;
+	assert_int_equal(monitor_parse(1, plain, &m), 0);
+	assert_null(m.domain);
+	assert_false(m.json);
+	assert_int_equal(monitor_parse(4, filtered, &m), 0);
+	assert_string_equal(m.domain, "job7");
+	assert_true(m.json);
+	USAGE("monitor", "job7");
+	USAGE("monitor", "--domain", "a/b");
+	USAGE("monitor", "--domain");
+	USAGE("monitor", "--timeout", "3");
+	assert_int_equal(run("monitor", "--help", NULL), EXIT_OK);
+	assert_non_null(strstr(out_text, "SIGINT"));
+}
+
 static void test_node_list_parse(void **state)
 {
 	char *plain[] = { "list", NULL };
@@ -678,6 +699,8 @@ static void test_valid_commands_fail_cleanly_without_the_module(void **state)
 	assert_int_equal(run("--json", "node", "leave", "n2", NULL), EXIT_FAIL);
 	assert_int_equal(run("node", "list", NULL), EXIT_FAIL);
 	assert_non_null(strstr(err_text, "not loaded"));
+	assert_int_equal(run("monitor", "--json", NULL), EXIT_FAIL);
+	assert_non_null(strstr(err_text, "not loaded"));
 	assert_int_equal(run("cdi", "generate", "--domain", "j", "--stdout", NULL), EXIT_FAIL);
 	assert_int_equal(run("module", "status", NULL), EXIT_OK);
 	assert_non_null(strstr(out_text, "not loaded"));
@@ -742,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_domain_create_parses_members_channels_owner_mode),
 		cmocka_unit_test(test_defaults_are_filled_in),
 		cmocka_unit_test(test_node_join_and_leave_parse),
+		cmocka_unit_test(test_monitor_parse),
 		cmocka_unit_test(test_node_list_parse),
 		cmocka_unit_test(test_node_list_state_dir_from_imexd_conf),
 		cmocka_unit_test(test_node_list_reads_and_prints_the_view),
