@@ -344,6 +344,10 @@ static int monitor_run(struct cli *cli, const struct monitor_args *a)
 	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
 		return cli_fail(cli, "monitor: cannot set up signal handling: %s",
 				strerror(errno));
+	/* A shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches the signalfd: here it is meant to stop us. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0) {
 		r = cli_fail(cli, "monitor: cannot set up signal handling: %s",
