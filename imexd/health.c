@@ -221,6 +221,8 @@ static void set_state(struct imexd_health *h, int p, uint8_t state,
 		forget_report(h, p);
 	pe->state = state;
 	pe->since = since;
+	if (state == IMEX_MEMBER_CONNECTED)
+		pe->grace_end = 0;
 	if (state == IMEX_MEMBER_DISCONNECTED)
 		pe->lost_due = true;
 	state_changed(h, p);
@@ -251,6 +253,12 @@ static void advance(struct imexd_health *h)
 				 (long long)h->grace_ms);
 			set_state(h, (int)i, IMEX_MEMBER_DISCONNECTED,
 				  pe->since + (uint64_t)h->grace_ms, why);
+		}
+		/* Refused meanwhile: still lost when its grace is over. */
+		if (pe->state == IMEX_MEMBER_REFUSED && pe->grace_end &&
+		    now >= pe->grace_end) {
+			pe->grace_end = 0;
+			pe->lost_due = true;
 		}
 	}
 }
@@ -574,6 +582,8 @@ void imexd_health_peer_refused(struct imexd_health *h, uint64_t now,
 		bool same = pe->state == IMEX_MEMBER_REFUSED &&
 			    !strcmp(pe->detail, why && *why ? why : "refused");
 
+		if (pe->state == IMEX_MEMBER_RECOVERING && h->grace_ms >= 0)
+			pe->grace_end = pe->since + (uint64_t)h->grace_ms;
 		pe->cause = HC_REFUSED;
 		pe->cause_at = now;
 		set_detail(pe, why, "refused");
@@ -757,6 +767,8 @@ uint64_t imexd_health_deadline(const struct imexd_health *h)
 			AT_MOST(pe->last_rx + miss);
 		if (pe->state == IMEX_MEMBER_RECOVERING && h->grace_ms >= 0)
 			AT_MOST(pe->since + (uint64_t)h->grace_ms);
+		if (pe->state == IMEX_MEMBER_REFUSED && pe->grace_end)
+			AT_MOST(pe->grace_end);
 		if (pe->link)
 			AT_MOST(pe->next_hb);
 		if (pe->link && pe->dirty && pe->sent)

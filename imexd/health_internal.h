@@ -52,6 +52,8 @@ struct hpeer {
 	uint8_t cause;		/* enum hl_cause: why it left CONNECTED */
 	uint64_t cause_at;	/* when */
 	char detail[IMEXD_REASON_MAX];	/* the transport's words, or "" */
+	/* Refused while recovering: its grace still ends then (0: none). */
+	uint64_t grace_end;
 	uint64_t hb_tat, next_hb;	/* hb_tat: heartbeats' allowance */
 	uint32_t seq;
 	uint16_t views_cap, gens_cap;

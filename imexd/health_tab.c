@@ -204,6 +204,7 @@ static void peer_carry(const struct imexd_health *h, const struct htab *ot,
 	pe->since = op->since;
 	pe->cause = op->cause;
 	pe->cause_at = op->cause_at;
+	pe->grace_end = op->grace_end;
 	memcpy(pe->detail, op->detail, sizeof(pe->detail));
 	pe->hb_tat = op->hb_tat;
 	pe->next_hb = op->next_hb;

@@ -536,6 +536,37 @@ static void test_reasons_say_why_and_since(void **state)
 	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->m[1].since, WALL0 + 60000 + 18000);
 }
 
+/*
+ * Refused while recovering (someone else says HELLO as it, or it comes
+ * back with the wrong certificate): still lost when its grace is over, so
+ * its imports go as they would have.
+ */
+static void test_refused_while_recovering_still_lost(void **state)
+{
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b"));
+	applied(0, 1, 1);
+	up(0, "b");
+	down(1000, "b");
+	assert_int_equal(st("b"), IMEX_MEMBER_RECOVERING);
+	imexd_health_peer_refused(H, 2000, "b", "TLS: names x");
+	settle(2000);
+	assert_int_equal(st("b"), IMEX_MEMBER_REFUSED);
+	assert_int_equal(imexd_health_deadline(H), 6000);
+	tick(5999);
+	assert_int_equal(count(IMEXD_HEALTH_PEER_LOST, "b"), 0);
+	tick(6000);
+	assert_int_equal(count(IMEXD_HEALTH_PEER_LOST, "b"), 1);
+	assert_int_equal(st("b"), IMEX_MEMBER_REFUSED);
+	tick(20000);
+	assert_int_equal(count(IMEXD_HEALTH_PEER_LOST, "b"), 1);
+	/* Refused from never connected: nothing to lose. */
+	imexd_health_peer_refused(H, 21000, "z", "not a peer");
+	settle(21000);
+	assert_int_equal(st("z"), IMEX_MEMBER_UNKNOWN);
+}
+
 /* Without a wall clock: no times, no since. */
 static void test_reasons_without_wall_clock(void **state)
 {
@@ -1495,6 +1526,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_states_at_exact_times, teardown),
 		cmocka_unit_test_teardown(test_reasons_say_why_and_since, teardown),
 		cmocka_unit_test_teardown(test_reasons_without_wall_clock, teardown),
+		cmocka_unit_test_teardown(test_refused_while_recovering_still_lost, teardown),
 		cmocka_unit_test_teardown(test_grace_forever, teardown),
 		cmocka_unit_test_teardown(test_grace_zero, teardown),
 		cmocka_unit_test_teardown(test_heartbeat_content_and_period,
