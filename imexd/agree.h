@@ -168,6 +168,10 @@ int imexd_agree_tick(struct imexd_agree *a, uint64_t now);
  * every follower hears the commit index now (a node back from a restart
  * applies its log without waiting for the leader's next heartbeat). */
 int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name);
+/* "no quorum: 2 of 5 voters reachable (n3, n4, n5 unreachable)", or ""
+ * when a majority of voters was heard from lately.  A view: no actions. */
+void imexd_agree_quorum(struct imexd_agree *a, uint64_t now, char *buf,
+			size_t size);
 uint64_t imexd_agree_timeout(const struct imexd_agree *a);
 /* An admin request; the tag (caller's, any value) comes back on DONE. */
 int imexd_agree_request(struct imexd_agree *a, uint64_t now,

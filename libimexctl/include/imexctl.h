@@ -283,6 +283,20 @@ int imexctl_domain_get(struct imexctl *ctx, const char *name,
 		       struct imexctl_domain **domain);
 void imexctl_domain_free(struct imexctl_domain *domain);
 
+/*
+ * Why, as imexd told the module, for a domain from imexctl_domain_get()
+ * until imexctl_domain_free() (a list entry or a struct built by the
+ * caller has none: NULL and 0):
+ * imexctl_domain_reason() why it is not READY (NULL: none given, or the
+ * module's own when imexd is gone); imexctl_member_reason() why member @i
+ * is in its state (NULL: none); imexctl_member_since() when it entered
+ * that state, in ms since the epoch (0: not known).  The strings live as
+ * long as the domain.  Since version node IMEXCTL_3.
+ */
+const char *imexctl_domain_reason(const struct imexctl_domain *domain);
+const char *imexctl_member_reason(const struct imexctl_domain *domain, size_t i);
+uint64_t imexctl_member_since(const struct imexctl_domain *domain, size_t i);
+
 struct imexctl_member_spec {
 	const char *name;		/* node name, imexctl_name_valid() */
 	const char *addr;		/* NULL: NODES_FILE's; else "host[:port]",

@@ -749,6 +749,19 @@ static void test_matrix_hides_a_lost_members_stale_view(void **state)
 	/* tray3 last said it saw everyone: stale, since tray1 lost it. */
 	assert_non_null(strstr(out_text, "2 tray3  ?  ?  -"));
 	assert_null(strstr(out_text, "2 tray3  C"));
+	/* A domain not from the library has no reasons: shown as "-". */
+	assert_null(strstr(out_text, "reason:"));
+}
+
+static void test_since_is_iso8601_utc(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	format_since(1795000000123ULL, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-18T11:06:40Z");
+	format_since(0, buf, sizeof(buf));
+	assert_string_equal(buf, "");
 }
 
 int main(void)
@@ -777,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_value_parsers_say_why),
 		cmocka_unit_test(test_valid_commands_fail_cleanly_without_the_module),
 		cmocka_unit_test(test_matrix_hides_a_lost_members_stale_view),
+		cmocka_unit_test(test_since_is_iso8601_utc),
 	};
 
 	return cmocka_run_group_tests_name("cli_parse", tests, NULL, NULL);
