@@ -1,7 +1,8 @@
 # Issue 15: 'imexctl monitor' follows the events group as it happens, as
 # any user; --domain filters; --json gives one JSON object per line; events
 # dropped while it was stopped are reported as a 'lost' event and it goes
-# on; SIGINT and SIGTERM end it with status 0.
+# on; SIGINT and SIGTERM end it with status 0.  Domain and member reasons
+# and since, as the manager gave them, are in the status event.
 . tests/vm/lib.sh
 . tests/kmod/common.sh
 I=tools/imexctl/imexctl
@@ -40,7 +41,7 @@ w1=$mon
 $NL -f - > "$O/mgr.log" 2>&1 <<SCRIPT || fail "manager script: $(cat "$O/mgr.log")"
 attach
 set name=w1 uuid=aaaaaaaa-0000-0000-0000-0000000000f1 fabric=$FABRIC members=$NODE,peer2 gen=1 channels=5
-status name=w1 state=degraded view=peer2:5
+status name=w1 state=degraded view=peer2:5 dreason=peer2-not-connected mreason=peer2:heartbeat-lost msince=peer2:1764000000123
 status name=w1 state=ready view=peer2:2
 set name=w2 uuid=aaaaaaaa-0000-0000-0000-0000000000f2 fabric=$FABRIC members=$NODE gen=1
 sh $NL channel-set id=5 mode=0640
@@ -59,7 +60,7 @@ cat "$O/all.txt"
 a=$(line_of "$O/all.txt" " manager-attach pid [0-9]")
 b=$(line_of "$O/all.txt" " domain-new domain w1 uuid aaaaaaaa-0000-0000-0000-0000000000f1 state ")
 c=$(line_of "$O/all.txt" " channel-new channel 5 domain w1 owner 0:0 mode 0600")
-d=$(line_of "$O/all.txt" " domain-status domain w1 .*state degraded")
+d=$(line_of "$O/all.txt" " domain-status domain w1 .*state degraded reason \"peer2-not-connected\" .* member peer2 never-connected \"heartbeat-lost\" since 2025-11-24T16:00:00.123Z")
 e=$(line_of "$O/all.txt" " domain-status domain w1 .*state ready")
 f=$(line_of "$O/all.txt" " domain-new domain w2 ")
 g=$(line_of "$O/all.txt" " channel-set channel 5 domain w1 owner 0:0 mode 0640")
@@ -82,6 +83,10 @@ dom = [(e["event"], e.get("state")) for e in evs if e["event"].startswith("domai
 assert dom[0][0] == "domain-new" and dom[-1][0] == "domain-del", dom
 i = dom.index(("domain-status", "degraded"))
 dom.index(("domain-status", "ready"), i)
+deg = [e for e in evs if e["event"] == "domain-status" and e["state"] == "degraded"][0]
+assert deg["reason"] == "peer2-not-connected", deg
+assert {"name": "peer2", "state": "never-connected", "reason": "heartbeat-lost",
+        "since": "2025-11-24T16:00:00.123Z", "since_ms": 1764000000123} in deg["members"], deg
 chan = [e for e in evs if e["event"] == "channel-set"]
 assert chan and chan[0]["channel"] == 5 and chan[0]["mode"] == "0640", chan
 PY
