@@ -35,7 +35,7 @@ static const char monitor_help[] =
 enum { OPT_DOMAIN = OPT_FIRST };
 
 static const char lost_text[] =
-	"events were lost: the kernel dropped notifications for this reader (ENOBUFS, its socket buffer was full); re-read the state that matters";
+	"the kernel dropped events for this reader, its socket buffer was full; re-read the state that matters";
 
 int monitor_parse(int argc, char **argv, struct monitor_args *a)
 {
@@ -126,7 +126,7 @@ static void print_text(const struct imexctl_event *ev, uint64_t now)
 	format_time(now, t, sizeof(t));
 	printf("%s %s", t, imexctl_event_kind_name(ev->kind));
 	if (ev->kind == IMEXCTL_EVENT_LOST) {
-		printf(" %s\n", lost_text);
+		printf(" (ENOBUFS): %s\n", lost_text);
 		return;
 	}
 	if (ev->kind == IMEXCTL_EVENT_OTHER)
