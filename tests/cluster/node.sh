@@ -138,7 +138,7 @@ monitor-start)
 	# the SIGINT that a background job starts with ignored.
 	setsid sh -c "tools/imexctl/imexctl monitor --json > $m.json 2> $m.err < /dev/null &
 		echo \$! > $m.pid; wait \$!; echo \$? > $m.rc" > /dev/null 2>&1 < /dev/null &
-	wait_for 10 grep -q "listening to imex events" "$m.err"
+	wait_for 10 grep -qs "listening to imex events" "$m.err"
 	;;
 monitor-wait)
 	m=$IMEX_VM_OUT/monitor
