@@ -173,6 +173,10 @@ int imexd_agree_peer_up(struct imexd_agree *a, uint64_t now, const char *name);
  * harmless, others are answered EAGAIN now rather than at their timeout. */
 int imexd_agree_peer_replaced(struct imexd_agree *a, uint64_t now,
 			      const char *name);
+/* "no quorum: 2 of 5 voters reachable (n3, n4, n5 unreachable)", or ""
+ * when a majority of voters was heard from lately.  A view: no actions. */
+void imexd_agree_quorum(struct imexd_agree *a, uint64_t now, char *buf,
+			size_t size);
 uint64_t imexd_agree_timeout(const struct imexd_agree *a);
 /* An admin request; the tag (caller's, any value) comes back on DONE. */
 int imexd_agree_request(struct imexd_agree *a, uint64_t now,

@@ -355,6 +355,12 @@ void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf,
 			 up, voters, lost);
 }
 
+void imexd_agree_quorum(struct imexd_agree *a, uint64_t now, char *buf,
+			size_t size)
+{
+	ag_quorum_text(a, now, buf, size);
+}
+
 /* ---- requests: dispatch and expiry --------------------------------------- */
 
 /*

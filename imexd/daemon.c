@@ -90,6 +90,16 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* CLOCK_REALTIME minus now_ms(), for the times health's reasons show. */
+static int64_t wall_offset_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
+	       (int64_t)now_ms();
+}
+
 /* --- health bookkeeping (logs and STATUS=) ------------------------------- */
 
 /*
@@ -462,6 +472,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *ud)
 
 	(void)s;
 	(void)usec;
+	imexd_node_set_wall(d->core, wall_offset_ms());
 	imexd_node_timer(d->core, now_ms());
 	drain(d);
 	return 0;
@@ -922,6 +933,7 @@ static int start_core(struct daemon *d)
 	}
 	log_info("%zu domain(s) in the kernel; raft log in %s/raft", nk,
 		 d->cfg.state_directory);
+	imexd_node_set_wall(d->core, wall_offset_ms());
 	r = imexd_node_start(d->core, now_ms(), kdefs, nk);
 	free_defs(kdefs, nk);
 	if (r < 0) {

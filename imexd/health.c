@@ -34,6 +34,7 @@ const char *hl_state_name(uint8_t s)
 	case IMEX_MEMBER_DISCONNECTED:		return "disconnected";
 	case IMEX_MEMBER_NEVER_CONNECTED:	return "never connected";
 	case IMEX_MEMBER_VERSION_MISMATCH:	return "version mismatch";
+	case IMEX_MEMBER_REFUSED:		return "refused";
 	default:				return "unknown";
 	}
 }
@@ -220,6 +221,8 @@ static void set_state(struct imexd_health *h, int p, uint8_t state,
 		forget_report(h, p);
 	pe->state = state;
 	pe->since = since;
+	if (state == IMEX_MEMBER_CONNECTED)
+		pe->grace_end = 0;
 	if (state == IMEX_MEMBER_DISCONNECTED)
 		pe->lost_due = true;
 	state_changed(h, p);
@@ -239,6 +242,8 @@ static void advance(struct imexd_health *h)
 		    now >= pe->last_rx + miss) {
 			snprintf(why, sizeof(why), "no heartbeat for %llu ms",
 				 (unsigned long long)miss);
+			pe->cause = HC_HEARTBEAT;
+			pe->cause_at = pe->last_rx + miss;
 			set_state(h, (int)i, IMEX_MEMBER_RECOVERING,
 				  pe->last_rx + miss, why);
 		}
@@ -248,6 +253,12 @@ static void advance(struct imexd_health *h)
 				 (long long)h->grace_ms);
 			set_state(h, (int)i, IMEX_MEMBER_DISCONNECTED,
 				  pe->since + (uint64_t)h->grace_ms, why);
+		}
+		/* Refused meanwhile: still lost when its grace is over. */
+		if (pe->state == IMEX_MEMBER_REFUSED && pe->grace_end &&
+		    now >= pe->grace_end) {
+			pe->grace_end = 0;
+			pe->lost_due = true;
 		}
 	}
 }
@@ -500,18 +511,55 @@ void imexd_health_peers_up(struct imexd_health *h, uint64_t now,
 	end(h);
 }
 
-void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
-			    const char *name)
+/* Keep the transport's words (@why may be NULL: @dflt). */
+static void set_detail(struct hpeer *pe, const char *why, const char *dflt)
+{
+	snprintf(pe->detail, sizeof(pe->detail), "%s", why && *why ? why : dflt);
+}
+
+void imexd_health_peer_down_why(struct imexd_health *h, uint64_t now,
+				const char *name, const char *why)
 {
 	int p;
 
 	begin(h, now);
 	p = hl_peer_find(&h->t, name);
 	if (p >= 0) {
-		h->t.peers[p].link = false;
-		if (h->t.peers[p].state == IMEX_MEMBER_CONNECTED)
-			set_state(h, p, IMEX_MEMBER_RECOVERING, now,
-				  "connection lost");
+		struct hpeer *pe = &h->t.peers[p];
+
+		pe->link = false;
+		if (pe->state == IMEX_MEMBER_CONNECTED) {
+			pe->cause = HC_CLOSED;
+			pe->cause_at = now;
+			set_detail(pe, why, "connection lost");
+			set_state(h, p, IMEX_MEMBER_RECOVERING, now, pe->detail);
+		}
+	}
+	end(h);
+}
+
+void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
+			    const char *name)
+{
+	imexd_health_peer_down_why(h, now, name, NULL);
+}
+
+void imexd_health_peer_version_why(struct imexd_health *h, uint64_t now,
+				   const char *name, const char *why)
+{
+	int p;
+
+	begin(h, now);
+	p = hl_peer_find(&h->t, name);
+	if (p >= 0) {
+		struct hpeer *pe = &h->t.peers[p];
+
+		pe->link = false;
+		pe->cause = HC_VERSION;
+		pe->cause_at = now;
+		set_detail(pe, why, "no protocol version in common");
+		set_state(h, p, IMEX_MEMBER_VERSION_MISMATCH, now,
+			  "no protocol version in common");
 	}
 	end(h);
 }
@@ -519,15 +567,60 @@ void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
 void imexd_health_peer_version(struct imexd_health *h, uint64_t now,
 			       const char *name)
 {
+	imexd_health_peer_version_why(h, now, name, NULL);
+}
+
+void imexd_health_peer_refused(struct imexd_health *h, uint64_t now,
+			       const char *name, const char *why)
+{
 	int p;
 
 	begin(h, now);
 	p = hl_peer_find(&h->t, name);
-	if (p >= 0) {
-		h->t.peers[p].link = false;
-		set_state(h, p, IMEX_MEMBER_VERSION_MISMATCH, now,
-			  "no protocol version in common");
+	/* Connected: the refused one only claimed its name. */
+	if (p >= 0 && !h->t.peers[p].link &&
+	    h->t.peers[p].state != IMEX_MEMBER_CONNECTED) {
+		struct hpeer *pe = &h->t.peers[p];
+		bool same = pe->state == IMEX_MEMBER_REFUSED &&
+			    !strcmp(pe->detail, why && *why ? why : "refused");
+
+		if (pe->state == IMEX_MEMBER_RECOVERING && h->grace_ms >= 0)
+			pe->grace_end = pe->since + (uint64_t)h->grace_ms;
+		pe->cause = HC_REFUSED;
+		pe->cause_at = now;
+		set_detail(pe, why, "refused");
+		if (pe->state == IMEX_MEMBER_REFUSED && !same)
+			state_changed(h, p);	/* new words, same state */
+		set_state(h, p, IMEX_MEMBER_REFUSED, now, pe->detail);
 	}
+	end(h);
+}
+
+void imexd_health_set_wall(struct imexd_health *h, int64_t wall_minus_now)
+{
+	int64_t d = wall_minus_now - h->wall_off;
+	size_t i;
+
+	if (h->wall_set && d > -1000 && d < 1000)
+		return;
+	h->wall_set = true;
+	h->wall_off = wall_minus_now;
+	/* Every time shown moved: statuses go anew. */
+	for (i = 0; i < h->t.ndoms; i++)
+		h->t.doms[i].dirty = true;
+}
+
+void imexd_health_set_quorum(struct imexd_health *h, uint64_t now,
+			     const char *why)
+{
+	size_t i;
+
+	if (!strcmp(h->quorum, why ? why : ""))
+		return;
+	begin(h, now);
+	snprintf(h->quorum, sizeof(h->quorum), "%s", why ? why : "");
+	for (i = 0; i < h->t.ndoms; i++)
+		h->t.doms[i].dirty = true;
 	end(h);
 }
 
@@ -676,6 +769,8 @@ uint64_t imexd_health_deadline(const struct imexd_health *h)
 			AT_MOST(pe->last_rx + miss);
 		if (pe->state == IMEX_MEMBER_RECOVERING && h->grace_ms >= 0)
 			AT_MOST(pe->since + (uint64_t)h->grace_ms);
+		if (pe->state == IMEX_MEMBER_REFUSED && pe->grace_end)
+			AT_MOST(pe->grace_end);
 		if (pe->link)
 			AT_MOST(pe->next_hb);
 		if (pe->link && pe->dirty && pe->sent)

@@ -10,7 +10,15 @@
  * contact; CONNECTED from PEER_UP (the transport bound a connection) or a
  * heartbeat; RECOVERING once miss_count x heartbeat_ms pass without a
  * heartbeat, or the connection drops; DISCONNECTED after grace_ms more
- * (grace_ms -1: never, 0: at once); VERSION_MISMATCH from the transport.
+ * (grace_ms -1: never, 0: at once); VERSION_MISMATCH and REFUSED (TLS
+ * names, another group) from the transport.  Each state keeps why and
+ * since when, pushed with the status (reason, since) in words an operator
+ * acts on: "never connected since T", "heartbeat lost at T, grace time
+ * running", "connection closed by the peer at T, grace time of N ms
+ * over", the transport's words for VERSION_MISMATCH and REFUSED; the
+ * domain's reason names the first member not connected and why (or the
+ * agreement layer's, imexd_health_set_quorum()).  Times are the wall
+ * clock's (imexd_health_set_wall()), in ISO 8601 UTC.
  *
  * Heartbeats go every heartbeat_ms to each connected peer that shares a
  * domain with this node, at once on a new connection, and when what they
@@ -65,18 +73,24 @@ struct imexd_health_config {
 	int64_t grace_ms;		/* default 30000 */
 };
 
+/* Reasons as the kernel keeps them (IMEX_MESSAGE_MAX, with the NUL). */
+#define IMEXD_REASON_MAX	IMEX_MESSAGE_MAX
+
 struct imexd_member_status {
 	char name[IMEX_NAME_MAX];
 	uint8_t state;			/* enum imex_member_state (this view) */
 	bool has_view;
 	uint8_t view[IMEX_MEMBERS_MAX];	/* that member's view, per member */
 	uint64_t generation;		/* it holds; 0: unknown */
+	char reason[IMEXD_REASON_MAX];	/* why it is in its state; "": none */
+	uint64_t since;			/* wall-clock ms it entered it; 0: unknown */
 };
 
 struct imexd_domain_status {
 	char name[IMEX_NAME_MAX];
 	uint8_t uuid[16];
 	uint32_t state;			/* IMEX_DOMAIN_READY or _DEGRADED */
+	char reason[IMEXD_REASON_MAX];	/* why not READY; "" when READY */
 	uint64_t generation;		/* committed */
 	uint16_t nmembers;
 	struct imexd_member_status *members;
@@ -131,6 +145,30 @@ void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
 			    const char *name);
 void imexd_health_peer_version(struct imexd_health *h, uint64_t now,
 			       const char *name);
+/* The same, with the transport's words for it (@why may be NULL). */
+void imexd_health_peer_down_why(struct imexd_health *h, uint64_t now,
+				const char *name, const char *why);
+void imexd_health_peer_version_why(struct imexd_health *h, uint64_t now,
+				   const char *name, const char *why);
+/*
+ * The transport refused what said HELLO as @name (@why: TLS names, another
+ * group): REFUSED, unless @name is connected (then it was someone else).
+ */
+void imexd_health_peer_refused(struct imexd_health *h, uint64_t now,
+			       const char *name, const char *why);
+/*
+ * Wall clock minus the clock of @now, in ms: statuses then say since when
+ * (member since, times in reasons).  Steps under a second are ignored, so
+ * that reading two clocks does not make every status new.
+ */
+void imexd_health_set_wall(struct imexd_health *h, int64_t wall_minus_now);
+/*
+ * Why the agreement layer cannot commit ("no quorum: 1 of 3 voters
+ * reachable"), NULL or "" when it can: the first reason of every domain
+ * not READY while it holds.
+ */
+void imexd_health_set_quorum(struct imexd_health *h, uint64_t now,
+			     const char *why);
 /* A HEARTBEAT from authenticated peer @from (stays the caller's). */
 void imexd_health_heartbeat(struct imexd_health *h, uint64_t now,
 			    const char *from, const struct imexd_msg *msg);

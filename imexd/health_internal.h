@@ -26,6 +26,14 @@
 #define BURST		4
 
 enum { L_WARN = 4, L_INFO = 6 };
+/* Why a peer is not connected (with hpeer.detail and cause_at). */
+enum hl_cause {
+	HC_NONE,		/* never connected */
+	HC_HEARTBEAT,		/* heartbeats stopped */
+	HC_CLOSED,		/* its connection ended: detail says how */
+	HC_VERSION,		/* detail: the versions */
+	HC_REFUSED,		/* detail: TLS names, another group */
+};
 enum complaint { C_STRANGER, C_BAD, C_MAX };
 
 struct hpeer {
@@ -41,6 +49,11 @@ struct hpeer {
 	bool send_due, lost_due;
 	uint64_t last_rx;	/* last heartbeat or PEER_UP */
 	uint64_t since;		/* when the current state began */
+	uint8_t cause;		/* enum hl_cause: why it left CONNECTED */
+	uint64_t cause_at;	/* when */
+	char detail[IMEXD_REASON_MAX];	/* the transport's words, or "" */
+	/* Refused while recovering: its grace still ends then (0: none). */
+	uint64_t grace_end;
 	uint64_t hb_tat, next_hb;	/* hb_tat: heartbeats' allowance */
 	uint32_t seq;
 	uint16_t views_cap, gens_cap;
@@ -93,6 +106,9 @@ struct imexd_health {
 	bool complained_ever[C_MAX];
 	unsigned long quiet[C_MAX];
 	size_t cur_lost, cur_status, cur_send;
+	bool wall_set;
+	int64_t wall_off;		/* wall clock minus now, ms */
+	char quorum[IMEXD_REASON_MAX];	/* the agreement layer's, or "" */
 };
 
 static inline uint64_t hl_max1(uint64_t v)
@@ -126,6 +142,11 @@ const char *hl_member_name(const struct imexd_health *h, const struct htab *t,
 uint64_t hl_kgen(const struct imexd_health *h, const uint8_t uuid[16]);
 
 /* health_status.c */
+/* @ms of the health clock as ISO 8601 UTC ("" when the wall is unknown). */
+void hl_iso(const struct imexd_health *h, uint64_t ms, char out[32]);
+/* Why peer @pe is in its state; "" when connected. */
+void hl_peer_reason(const struct imexd_health *h, const struct hpeer *pe,
+		    char *out, size_t len);
 bool hl_dom_ready(const struct imexd_health *h, const struct hdom *d,
 		  char *why, size_t len);
 void hl_status_flush(struct imexd_health *h);

@@ -202,6 +202,10 @@ static void peer_carry(const struct imexd_health *h, const struct htab *ot,
 	pe->lost_due = op->lost_due;
 	pe->last_rx = op->last_rx;
 	pe->since = op->since;
+	pe->cause = op->cause;
+	pe->cause_at = op->cause_at;
+	pe->grace_end = op->grace_end;
+	memcpy(pe->detail, op->detail, sizeof(pe->detail));
 	pe->hb_tat = op->hb_tat;
 	pe->next_hb = op->next_hb;
 	pe->seq = op->seq;
@@ -241,6 +245,7 @@ static void dom_carry(const struct imexd_health *h, const struct htab *ot,
 		memcpy(d->st.members, od->st.members,
 		       d->n * sizeof(*d->st.members));
 		d->st.state = od->st.state;
+		memcpy(d->st.reason, od->st.reason, sizeof(d->st.reason));
 		d->st.generation = od->st.generation;
 		d->valid = od->valid;
 		d->status_due = od->status_due;
@@ -267,6 +272,8 @@ void hl_tab_swap(struct imexd_health *h, struct htab *t)
 
 		if (o >= 0)
 			peer_carry(h, ot, &ot->peers[o], t, &t->peers[i]);
+		else
+			t->peers[i].since = h->now;	/* watched from now */
 		t->peers[i].dirty = true;
 	}
 	for (i = 0; i < t->ndoms; i++) {

@@ -38,7 +38,9 @@ int imexd_kernel_set_status(struct imexd_kernel *k,
 			    const struct imexd_domain_status *st, char *msg,
 			    size_t msglen)
 {
-	size_t size = 1024 + (size_t)st->nmembers * (96 + IMEX_MEMBERS_MAX);
+	size_t size = 1024 + IMEXD_REASON_MAX +
+		      (size_t)st->nmembers * (96 + IMEX_MEMBERS_MAX +
+					      IMEXD_REASON_MAX + 16);
 	struct nl_msg *m = kernel_msg_new(k, IMEX_CMD_DOMAIN_SET_STATUS, 0, size);
 	struct nlattr *arr;
 	int r = 0;
@@ -46,7 +48,9 @@ int imexd_kernel_set_status(struct imexd_kernel *k,
 	if (!m)
 		return kernel_transact(k, NULL, NULL, NULL, NULL, msg, msglen);
 	if (nla_put_string(m, IMEX_A_DOMAIN_NAME, st->name) ||
-	    nla_put_u32(m, IMEX_A_DOMAIN_STATE, st->state))
+	    nla_put_u32(m, IMEX_A_DOMAIN_STATE, st->state) ||
+	    (st->reason[0] &&
+	     nla_put_string(m, IMEX_A_DOMAIN_REASON, st->reason)))
 		r = -EMSGSIZE;
 	if (!r && st->nmembers && st->members) {
 		uint16_t n = st->nmembers > IMEX_MEMBERS_MAX ? IMEX_MEMBERS_MAX :
@@ -62,7 +66,11 @@ int imexd_kernel_set_status(struct imexd_kernel *k,
 			if (!e || nla_put_string(m, IMEX_A_MEMBER_ENTRY_NAME, ms->name) ||
 			    nla_put_u32(m, IMEX_A_MEMBER_STATE, ms->state) ||
 			    (ms->has_view &&
-			     nla_put(m, IMEX_A_MEMBER_VIEW, n, ms->view)))
+			     nla_put(m, IMEX_A_MEMBER_VIEW, n, ms->view)) ||
+			    (ms->reason[0] &&
+			     nla_put_string(m, IMEX_A_MEMBER_REASON, ms->reason)) ||
+			    (ms->since &&
+			     nla_put_u64(m, IMEX_A_MEMBER_SINCE, ms->since)))
 				r = -EMSGSIZE;
 			else
 				nla_nest_end(m, e);

@@ -345,11 +345,17 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 				"a node's replaced connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
-		imexd_health_peer_down(n->health, n->now, pa->name);
+		imexd_health_peer_down_why(n->health, n->now, pa->name,
+					   pa->text);
 		imexd_broker_peer_down(n->broker, n->now, pa->name);
 		break;
 	case IMEXD_PEERS_PEER_VERSION:
-		imexd_health_peer_version(n->health, n->now, pa->name);
+		imexd_health_peer_version_why(n->health, n->now, pa->name,
+					      pa->text);
+		break;
+	case IMEXD_PEERS_PEER_REFUSED:
+		imexd_health_peer_refused(n->health, n->now, pa->name,
+					  pa->text);
 		break;
 	case IMEXD_PEERS_MSG:
 		node_route(n, pa->name, pa->msg);
@@ -551,6 +557,21 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 	return 0;
 }
 
+void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now)
+{
+	imexd_health_set_wall(n->health, wall_minus_now);
+}
+
+/* No leader known: why, for the reason of every domain not READY. */
+static void node_quorum(struct imexd_node *n)
+{
+	char q[IMEXD_REASON_MAX] = "";
+
+	if (!n->leader[0])
+		imexd_agree_quorum(n->agree, n->now, q, sizeof(q));
+	imexd_health_set_quorum(n->health, n->now, q);
+}
+
 void imexd_node_timer(struct imexd_node *n, uint64_t now)
 {
 	n->now = now;
@@ -563,6 +584,7 @@ void imexd_node_timer(struct imexd_node *n, uint64_t now)
 	if (imexd_broker_deadline(n->broker) <= now)
 		imexd_broker_timer(n->broker, now);
 	node_joins_expire(n);
+	node_quorum(n);
 	node_pump(n);
 	node_parked_release(n);
 }

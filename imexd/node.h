@@ -187,6 +187,8 @@ void imexd_node_export_del(struct imexd_node *n, uint64_t now,
 			   uint64_t handle_id, const uint8_t domain_uuid[16],
 			   uint32_t channel_id);
 void imexd_node_timer(struct imexd_node *n, uint64_t now);
+/* Wall clock minus the clock of now, ms: health's statuses say when. */
+void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now);
 uint64_t imexd_node_deadline(const struct imexd_node *n);
 /* SIGHUP: new health timing (zero: default). */
 void imexd_node_set_timing(struct imexd_node *n, uint32_t heartbeat_ms,

@@ -363,15 +363,29 @@ static void emit_close(struct imexd_peers *p, uint64_t id)
 		a->a.conn = id;
 }
 
-static void emit_name(struct imexd_peers *p, enum imexd_peers_action_type t,
-		      const struct peer *pe, uint64_t conn)
+/* An action about peer @pe, with the words health shows for it (text). */
+static void emit_name_why(struct imexd_peers *p, enum imexd_peers_action_type t,
+			  const struct peer *pe, uint64_t conn,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void emit_name_why(struct imexd_peers *p, enum imexd_peers_action_type t,
+			  const struct peer *pe, uint64_t conn,
+			  const char *fmt, ...)
 {
 	struct act *a = act_push(p, t);
+	va_list ap;
+	int n;
 
 	if (!a)
 		return;
 	a->a.conn = conn;
 	name_copy(a->name, pe->name);
+	va_start(ap, fmt);
+	n = vasprintf(&a->text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		a->text = NULL;	/* the action goes without its words */
 }
 
 /* The next dial of @pe after a failure: capped exponential backoff. */
@@ -413,7 +427,9 @@ static void conn_end(struct imexd_peers *p, struct conn *c, uint64_t now,
 	conn_forget(p, c);
 	if (bound >= 0 && p->peers[bound].conn == id) {
 		p->peers[bound].conn = 0;
-		emit_name(p, IMEXD_PEERS_PEER_DOWN, &p->peers[bound], id);
+		emit_name_why(p, IMEXD_PEERS_PEER_DOWN, &p->peers[bound], id,
+			      "%s", close ? "connection closed by this node" :
+					    "connection closed by the peer");
 	} else {
 		bound = -1;
 	}
@@ -934,6 +950,10 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		plog_limited(p, now, "cert", c->addr, name, LOG_WARNING,
 			     "peer %s claims to be '%s' but its certificate names %s; refused",
 			     c->addr, name, certs);
+		if (q >= 0)
+			emit_name_why(p, IMEXD_PEERS_PEER_REFUSED, &p->peers[q],
+				      c->id, "TLS: the certificate at %s names %s, not '%s'",
+				      c->addr, certs, name);
 		conn_end(p, c, now, true);
 		return;
 	}
@@ -958,13 +978,20 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 			     "node '%s' (%s) speaks protocol %u..%u, this node %u: upgrade one of them",
 			     name, c->addr, m->u.hello.proto_min,
 			     m->u.hello.proto_max, IMEXD_PROTO_VERSION);
-		emit_name(p, IMEXD_PEERS_PEER_VERSION, pe, id);
+		emit_name_why(p, IMEXD_PEERS_PEER_VERSION, pe, id,
+			      "it speaks protocol %u..%u, this node %u",
+			      m->u.hello.proto_min, m->u.hello.proto_max,
+			      IMEXD_PROTO_VERSION);
 		refuse_for_long(p, now, c, pe);
 		return;
 	}
 
 	if (p->group && m->u.hello.group && m->u.hello.group != p->group) {
 		group_refused(p, now, c, name, m->u.hello.group);
+		emit_name_why(p, IMEXD_PEERS_PEER_REFUSED, pe, id,
+			      "identity: it is in another group (group id %016llx, this node's %016llx): see its log",
+			      (unsigned long long)m->u.hello.group,
+			      (unsigned long long)p->group);
 		refuse_for_long(p, now, c, pe);
 		return;
 	}

@@ -114,8 +114,12 @@ enum imexd_peers_action_type {
 	IMEXD_PEERS_PEER_UP,		/* conn (to imexd_net_conn_bind()), name,
 					 * epoch, uuid, restarted, replaced,
 					 * msg (HELLO) */
-	IMEXD_PEERS_PEER_DOWN,		/* name: its bound connection ended */
-	IMEXD_PEERS_PEER_VERSION,	/* name: no common protocol version */
+	IMEXD_PEERS_PEER_DOWN,		/* name: its bound connection ended;
+					 * text: how */
+	IMEXD_PEERS_PEER_VERSION,	/* name: no common protocol version;
+					 * text: the versions */
+	IMEXD_PEERS_PEER_REFUSED,	/* name: its HELLO was refused (TLS
+					 * names, another group); text: why */
 	IMEXD_PEERS_MSG,		/* name, msg (not HELLO/HELLO_ACK) */
 	IMEXD_PEERS_LOG,		/* level, text */
 };

@@ -252,6 +252,7 @@ void imex_domain_revoke_channels(struct imex_domain *d)
 	xa_for_each(&imex_channels, id, ch)
 		if (ch->domain == d)
 			imex_channel_revoke(ch);
+	imex_revoked_flush();
 }
 
 /*

@@ -285,24 +285,30 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 static void imex_file_teardown(struct imex_file *f)
 {
 	imex_file_end_exports(f);
+	imex_revoked_flush();	/* its exports' local importers */
 	imex_file_drop_imports(f);
 }
 
 /*
  * Under imex_lock, from imex_channel_revoke().  Exports first: ending them
  * revokes local imports, which can only be on fds of this same channel, and
- * those are dropped in the second pass.
+ * those are dropped in the second pass; they and the live imports count
+ * as revoked (IMPORTS_REVOKED).
  */
 void imex_channel_files_revoke(struct imex_channel *ch)
 {
+	struct imex_import *im;
 	struct imex_file *f;
 
 	list_for_each_entry(f, &ch->files, node)
 		imex_file_end_exports(f);
 	list_for_each_entry(f, &ch->files, node) {
+		list_for_each_entry(im, &f->imports, fnode)
+			imex_revoked_tally(im, IMEX_REVOKE_CHANNEL_GONE);
 		imex_file_drop_imports(f);
 		wake_up_poll(&f->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
 	}
+	/* The caller flushes the tally: one event for all its channels. */
 }
 
 static int imex_chan_release(struct inode *inode, struct file *file)

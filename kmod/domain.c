@@ -36,8 +36,10 @@ void imex_members_free(struct imex_member *members, u32 n)
 
 	if (!members)
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		kfree(members[i].view);
+		kfree_const(members[i].reason);
+	}
 	kvfree(members);
 }
 
@@ -149,6 +151,7 @@ void imex_domain_destroy(struct imex_domain *d)
 	imex_ndomains--;
 	imex_bump();
 	imex_members_free(d->members, d->nmembers);
+	kfree_const(d->reason);
 	kfree_rcu(d, rcu);
 }
 
@@ -171,7 +174,22 @@ void imex_domain_set_state(struct imex_domain *d, u32 state)
 	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);
 }
 
-/* An attribute's length is 16 bits: drop the views if they would not fit. */
+/* @reason: a copy is kept (none for a string literal), or NULL. */
+void imex_domain_set_reason(struct imex_domain *d, const char *reason)
+{
+	kfree_const(d->reason);
+	d->reason = reason ? kstrdup_const(reason, GFP_KERNEL) : NULL;
+}
+
+/* The module's own DOWN, saying why (@why: a string literal). */
+void imex_domain_set_down(struct imex_domain *d, const char *why)
+{
+	if (d->state == IMEX_DOMAIN_DOWN)
+		return;
+	imex_domain_set_reason(d, why);
+	imex_domain_set_state(d, IMEX_DOMAIN_DOWN);
+}
+
 /* True if any of the @n bytes at @p is >= @limit. */
 static bool imex_view_invalid(const u8 *p, u32 n, u8 limit)
 {
@@ -183,28 +201,45 @@ static bool imex_view_invalid(const u8 *p, u32 n, u8 limit)
 	return false;
 }
 
+/* Member @i's entry (attribute type: its position + 1). */
+static int imex_put_member(struct sk_buff *skb, const struct imex_domain *d,
+			   u32 i, bool views)
+{
+	const struct imex_member *m = &d->members[i];
+	struct nlattr *e;
+
+	e = nla_nest_start(skb, i + 1);
+	if (!e)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, IMEX_A_MEMBER_ENTRY_NAME, m->name) ||
+	    nla_put_string(skb, IMEX_A_MEMBER_ADDR, m->addr) ||
+	    nla_put_u32(skb, IMEX_A_MEMBER_STATE, m->state) ||
+	    (m->reason &&
+	     nla_put_string(skb, IMEX_A_MEMBER_REASON, m->reason)) ||
+	    (m->since &&
+	     nla_put_u64_64bit(skb, IMEX_A_MEMBER_SINCE, m->since,
+			       IMEX_A_MEMBER_UNSPEC)) ||
+	    (views && m->view &&
+	     nla_put(skb, IMEX_A_MEMBER_VIEW, d->nmembers, m->view))) {
+		nla_nest_cancel(skb, e);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, e);
+	return 0;
+}
+
 static int imex_put_members(struct sk_buff *skb, const struct imex_domain *d,
 			    bool views)
 {
-	struct nlattr *arr, *e;
+	struct nlattr *arr;
 	u32 i;
 
 	arr = nla_nest_start(skb, IMEX_A_MEMBERS);
 	if (!arr)
 		return -EMSGSIZE;
-	for (i = 0; i < d->nmembers; i++) {
-		const struct imex_member *m = &d->members[i];
-
-		e = nla_nest_start(skb, i + 1);
-		if (!e ||
-		    nla_put_string(skb, IMEX_A_MEMBER_ENTRY_NAME, m->name) ||
-		    nla_put_string(skb, IMEX_A_MEMBER_ADDR, m->addr) ||
-		    nla_put_u32(skb, IMEX_A_MEMBER_STATE, m->state) ||
-		    (views && m->view &&
-		     nla_put(skb, IMEX_A_MEMBER_VIEW, d->nmembers, m->view)))
+	for (i = 0; i < d->nmembers; i++)
+		if (imex_put_member(skb, d, i, views))
 			return -EMSGSIZE;
-		nla_nest_end(skb, e);
-	}
 	if (skb_tail_pointer(skb) - (unsigned char *)arr > U16_MAX) {
 		nla_nest_cancel(skb, arr);
 		return views ? imex_put_members(skb, d, false) : -EMSGSIZE;
@@ -248,7 +283,8 @@ int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
 	    nla_put_u32(skb, IMEX_A_CHANNEL_COUNT, d->nchannels) ||
 	    nla_put_u32(skb, IMEX_A_GENERATION, d->generation) ||
 	    nla_put_u64_64bit(skb, IMEX_A_DOMAIN_GENERATION, d->set_generation,
-			      IMEX_A_PAD))
+			      IMEX_A_PAD) ||
+	    (d->reason && nla_put_string(skb, IMEX_A_DOMAIN_REASON, d->reason)))
 		return -EMSGSIZE;
 	if (!full)
 		return 0;
@@ -257,18 +293,66 @@ int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
 	return 0;
 }
 
+/* The most one member's entry takes, without its view. */
+static size_t imex_member_size(void)
+{
+	return nla_total_size(0) + nla_total_size(IMEX_NAME_MAX) +
+	       nla_total_size(IMEX_ADDR_MAX) + nla_total_size(sizeof(u32)) +
+	       nla_total_size(IMEX_MESSAGE_MAX) +
+	       nla_total_size_64bit(sizeof(u64));
+}
+
 static size_t imex_domain_msg_size(const struct imex_domain *d)
 {
-	size_t per_member = nla_total_size(0) +
-			    nla_total_size(IMEX_NAME_MAX) +
-			    nla_total_size(IMEX_ADDR_MAX) +
-			    nla_total_size(sizeof(u32)) +
-			    nla_total_size(d->nmembers);
-
+	size_t per_member = imex_member_size() + nla_total_size(d->nmembers);
 	size_t ids = d->nchannels <= IMEX_CHANNEL_IDS_MAX ? d->nchannels : 0;
 
-	return NLMSG_DEFAULT_SIZE + d->nmembers * per_member +
+	return NLMSG_DEFAULT_SIZE + nla_total_size(IMEX_MESSAGE_MAX) +
+	       (size_t)d->nmembers * per_member +
 	       nla_total_size(ids * sizeof(u32));
+}
+
+/*
+ * The status notification: the summary and the changed members, as many
+ * as fit in IMEX_STATUS_MEMBERS_BYTES (a listener that needs them all reads
+ * the domain).  A bound, so one status cannot ask for a 100 KiB skb.
+ */
+#define IMEX_STATUS_MEMBERS_BYTES	(32 * 1024)
+
+size_t imex_domain_status_size(const struct imex_domain *d,
+			       const unsigned long *changed)
+{
+	size_t n = changed ? bitmap_weight(changed, d->nmembers) : 0;
+
+	return NLMSG_DEFAULT_SIZE + nla_total_size(IMEX_MESSAGE_MAX) +
+	       min_t(size_t, n * imex_member_size(),
+		     IMEX_STATUS_MEMBERS_BYTES);
+}
+
+int imex_put_domain_status(struct sk_buff *skb, const struct imex_domain *d,
+			   const unsigned long *changed)
+{
+	struct nlattr *arr;
+	unsigned int i;
+	int err;
+
+	err = imex_put_domain(skb, d, false);
+	if (err || !changed || bitmap_empty(changed, d->nmembers))
+		return err;
+	arr = nla_nest_start(skb, IMEX_A_MEMBERS);
+	if (!arr)
+		return 0;	/* the summary alone still says something */
+	for_each_set_bit(i, changed, d->nmembers) {
+		if (skb_tail_pointer(skb) - (unsigned char *)arr >
+		    IMEX_STATUS_MEMBERS_BYTES - imex_member_size() ||
+		    imex_put_member(skb, d, i, false)) {
+			pr_debug("domain %s: %u changed members, not all in the event\n",
+				 d->name, bitmap_weight(changed, d->nmembers));
+			break;
+		}
+	}
+	nla_nest_end(skb, arr);
+	return 0;
 }
 
 static struct imex_domain *imex_domain_select(struct genl_info *info)
@@ -359,92 +443,187 @@ int imex_nl_domain_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-/* Health as the manager sees it; DOWN is the kernel's own. */
+/* One member's part of a status, checked and allocated before it applies. */
+struct imex_member_update {
+	bool		given;
+	bool		has_state;
+	u32		state;
+	u64		since;
+	const char	*reason;	/* allocated, or NULL */
+	const struct nlattr *view;
+};
+
+static void imex_updates_free(struct imex_member_update *upd, u32 n)
+{
+	u32 i;
+
+	if (!upd)
+		return;
+	for (i = 0; i < n; i++)
+		kfree(upd[i].reason);
+	kvfree(upd);
+}
+
+static u32 imex_member_index(const struct imex_domain *d,
+			     const struct nlattr *name)
+{
+	u32 i;
+
+	for (i = 0; i < d->nmembers; i++)
+		if (!nla_strcmp(name, d->members[i].name))
+			break;
+	return i;
+}
+
+/* Check every entry and copy its reason; nothing changes here. */
+static int imex_status_parse(const struct imex_domain *d, struct nlattr *attr,
+			     struct imex_member_update *upd,
+			     struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[IMEX_A_MEMBER_MAX + 1];
+	struct imex_member_update *u;
+	struct nlattr *e;
+	int rem, err;
+	u32 i;
+
+	nla_for_each_nested(e, attr, rem) {
+		err = nla_parse_nested(tb, IMEX_A_MEMBER_MAX, e, NULL, extack);
+		if (err)
+			return err;
+		if (!tb[IMEX_A_MEMBER_ENTRY_NAME]) {
+			NL_SET_ERR_MSG_ATTR(extack, e, "member has no name");
+			return -EINVAL;
+		}
+		i = imex_member_index(d, tb[IMEX_A_MEMBER_ENTRY_NAME]);
+		if (i == d->nmembers) {
+			imex_extack_fmt(extack, "not a member: '%s'",
+					(char *)nla_data(tb[IMEX_A_MEMBER_ENTRY_NAME]));
+			return -ENOENT;
+		}
+		if (tb[IMEX_A_MEMBER_VIEW] &&
+		    nla_len(tb[IMEX_A_MEMBER_VIEW]) != d->nmembers) {
+			imex_extack_fmt(extack, "a member view needs one entry per member (%u)",
+					d->nmembers);
+			return -EINVAL;
+		}
+		if (tb[IMEX_A_MEMBER_VIEW] &&
+		    imex_view_invalid(nla_data(tb[IMEX_A_MEMBER_VIEW]),
+				      d->nmembers, __IMEX_MEMBER_STATE_MAX)) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[IMEX_A_MEMBER_VIEW],
+					    "a member view holds an unknown member state");
+			return -EINVAL;
+		}
+		u = &upd[i];
+		/* Listed twice: the last entry counts. */
+		kfree(u->reason);
+		memset(u, 0, sizeof(*u));
+		u->given = true;
+		u->has_state = tb[IMEX_A_MEMBER_STATE];
+		if (u->has_state)
+			u->state = nla_get_u32(tb[IMEX_A_MEMBER_STATE]);
+		if (tb[IMEX_A_MEMBER_SINCE])
+			u->since = nla_get_u64(tb[IMEX_A_MEMBER_SINCE]);
+		u->view = tb[IMEX_A_MEMBER_VIEW];
+		if (tb[IMEX_A_MEMBER_REASON]) {
+			u->reason = nla_strdup(tb[IMEX_A_MEMBER_REASON],
+					       GFP_KERNEL);
+			if (!u->reason)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static bool imex_reason_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Cannot fail (a view that cannot be allocated stays unknown). */
+static void imex_status_apply(struct imex_domain *d,
+			      struct imex_member_update *upd,
+			      unsigned long *changed)
+{
+	struct imex_member_update *u;
+	struct imex_member *m;
+	u32 i;
+
+	for (i = 0; i < d->nmembers; i++) {
+		u = &upd[i];
+		m = &d->members[i];
+		if (!u->given)
+			continue;
+		/* This node is SELF by definition. */
+		if (u->has_state && i != d->self && m->state != u->state) {
+			m->state = u->state;
+			__set_bit(i, changed);
+		}
+		/* The entry replaces both: absent means none. */
+		if (!imex_reason_same(m->reason, u->reason) ||
+		    m->since != u->since)
+			__set_bit(i, changed);
+		kfree_const(m->reason);
+		m->reason = u->reason;
+		u->reason = NULL;
+		m->since = u->since;
+		if (u->view) {
+			if (!m->view)
+				m->view = kzalloc(d->nmembers, GFP_KERNEL);
+			if (m->view)
+				nla_memcpy(m->view, u->view, d->nmembers);
+		}
+	}
+}
+
+/*
+ * Health as the manager sees it; DOWN is the kernel's own.  Everything is
+ * checked and every reason copied first: a refused status changes nothing.
+ */
 int imex_nl_domain_set_status(struct sk_buff *skb, struct genl_info *info)
 {
-	struct netlink_ext_ack *extack = info->extack;
+	DECLARE_BITMAP(changed, IMEX_MEMBERS_MAX) = {};
 	struct nlattr **a = info->attrs;
-	struct nlattr *tb[IMEX_A_MEMBER_MAX + 1];
+	struct imex_member_update *upd = NULL;
+	const char *reason = NULL;
 	struct imex_domain *d;
-	struct nlattr *e;
-	int rem, err = 0;
-	u32 i;
+	u32 state;
+	int err = 0;
 
 	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_DOMAIN_NAME) ||
 	    GENL_REQ_ATTR_CHECK(info, IMEX_A_DOMAIN_STATE))
 		return -EINVAL;
 
 	d = imex_domain_select(info);
-	if (IS_ERR_OR_NULL(d)) {
-		err = d ? PTR_ERR(d) : -ENOENT;
-		goto out;
-	}
-
-	/* Validate every member entry before changing any. */
+	if (IS_ERR_OR_NULL(d))
+		return d ? PTR_ERR(d) : -ENOENT;
+	state = nla_get_u32(a[IMEX_A_DOMAIN_STATE]);
 	if (a[IMEX_A_MEMBERS]) {
-		nla_for_each_nested(e, a[IMEX_A_MEMBERS], rem) {
-			err = nla_parse_nested(tb, IMEX_A_MEMBER_MAX, e, NULL,
-					       extack);
-			if (err)
-				goto out;
-			if (!tb[IMEX_A_MEMBER_ENTRY_NAME]) {
-				NL_SET_ERR_MSG_ATTR(extack, e, "member has no name");
-				err = -EINVAL;
-				goto out;
-			}
-			for (i = 0; i < d->nmembers; i++)
-				if (!nla_strcmp(tb[IMEX_A_MEMBER_ENTRY_NAME],
-						d->members[i].name))
-					break;
-			if (i == d->nmembers) {
-				imex_extack_fmt(extack, "not a member: '%s'",
-						(char *)nla_data(tb[IMEX_A_MEMBER_ENTRY_NAME]));
-				err = -ENOENT;
-				goto out;
-			}
-			if (tb[IMEX_A_MEMBER_VIEW] &&
-			    nla_len(tb[IMEX_A_MEMBER_VIEW]) != d->nmembers) {
-				imex_extack_fmt(extack, "a member view needs one entry per member (%u)",
-						d->nmembers);
-				err = -EINVAL;
-				goto out;
-			}
-			if (tb[IMEX_A_MEMBER_VIEW] &&
-			    imex_view_invalid(nla_data(tb[IMEX_A_MEMBER_VIEW]),
-					      d->nmembers, __IMEX_MEMBER_STATE_MAX)) {
-				NL_SET_ERR_MSG_ATTR(extack, tb[IMEX_A_MEMBER_VIEW],
-						    "a member view holds an unknown member state");
-				err = -EINVAL;
-				goto out;
-			}
-		}
-		nla_for_each_nested(e, a[IMEX_A_MEMBERS], rem) {
-			struct imex_member *m;
-
-			nla_parse_nested(tb, IMEX_A_MEMBER_MAX, e, NULL, NULL);
-			for (i = 0; i < d->nmembers; i++)
-				if (!nla_strcmp(tb[IMEX_A_MEMBER_ENTRY_NAME],
-						d->members[i].name))
-					break;
-			m = &d->members[i];
-			/* This node is SELF by definition. */
-			if (tb[IMEX_A_MEMBER_STATE] && i != d->self)
-				m->state = nla_get_u32(tb[IMEX_A_MEMBER_STATE]);
-			if (tb[IMEX_A_MEMBER_VIEW]) {
-				if (!m->view)
-					m->view = kzalloc(d->nmembers, GFP_KERNEL);
-				if (m->view)
-					nla_memcpy(m->view,
-						   tb[IMEX_A_MEMBER_VIEW],
-						   d->nmembers);
-			}
+		upd = kvcalloc(d->nmembers, sizeof(*upd), GFP_KERNEL);
+		if (!upd)
+			return -ENOMEM;
+		err = imex_status_parse(d, a[IMEX_A_MEMBERS], upd, info->extack);
+		if (err)
+			goto out;
+	}
+	/* A ready domain needs no reason. */
+	if (a[IMEX_A_DOMAIN_REASON] && state != IMEX_DOMAIN_READY) {
+		reason = nla_strdup(a[IMEX_A_DOMAIN_REASON], GFP_KERNEL);
+		if (!reason) {
+			err = -ENOMEM;
+			goto out;
 		}
 	}
-	WRITE_ONCE(d->state, nla_get_u32(a[IMEX_A_DOMAIN_STATE]));
+
+	if (upd)
+		imex_status_apply(d, upd, changed);
+	kfree_const(d->reason);
+	d->reason = reason;
+	WRITE_ONCE(d->state, state);
 	imex_kapi_domain_state(d);	/* usable states only, by policy */
 	d->generation++;
 	imex_bump();
-	imex_notify_domain(IMEX_CMD_DOMAIN_SET_STATUS, d);
+	imex_notify_domain_status(d, changed);
 out:
+	imex_updates_free(upd, d->nmembers);
 	return err;
 }

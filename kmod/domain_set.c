@@ -178,7 +178,7 @@ static int imex_set_prepare(struct imex_set *st, const char *name,
 	return 0;
 }
 
-/* Members still listed keep the state this node last saw them in. */
+/* Members still listed keep the state (and why) this node last saw them in. */
 static void imex_set_members(struct imex_domain *d, struct imex_set *st)
 {
 	u32 i, j;
@@ -186,9 +186,16 @@ static void imex_set_members(struct imex_domain *d, struct imex_set *st)
 	for (i = 0; i < st->nmembers; i++) {
 		if (i == st->self)
 			continue;
-		for (j = 0; j < d->nmembers; j++)
-			if (!strcmp(st->members[i].name, d->members[j].name))
-				st->members[i].state = d->members[j].state;
+		for (j = 0; j < d->nmembers; j++) {
+			struct imex_member *old = &d->members[j];
+
+			if (strcmp(st->members[i].name, old->name))
+				continue;
+			st->members[i].state = old->state;
+			st->members[i].since = old->since;
+			st->members[i].reason = old->reason;	/* moved */
+			old->reason = NULL;
+		}
 	}
 	/* Views are indexed by position: they start over with the list. */
 	imex_members_free(d->members, d->nmembers);
@@ -221,6 +228,8 @@ static void imex_set_apply(struct imex_set *st, u64 generation)
 		 */
 		d->state = d->nmembers > 1 ? IMEX_DOMAIN_DEGRADED :
 					     IMEX_DOMAIN_READY;
+		if (d->state != IMEX_DOMAIN_READY)
+			imex_domain_set_reason(d, "no member status from imexd yet");
 		imex_domain_link(d);
 		imex_notify_domain(IMEX_CMD_DOMAIN_NEW, d);
 	} else {
@@ -232,6 +241,7 @@ static void imex_set_apply(struct imex_set *st, u64 generation)
 				changed = true;
 			}
 		}
+		imex_revoked_flush();
 	}
 	for (i = 0; i < st->nspec; i++) {
 		const struct imex_chan_spec *s = &st->spec[i];

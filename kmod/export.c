@@ -144,6 +144,7 @@ int imex_file_unexport(struct imex_file *f, const struct imex_handle *h)
 		err = -ENOENT;
 	else
 		imex_export_end(e);
+	imex_revoked_flush();
 	mutex_unlock(&imex_lock);
 	return err;
 }

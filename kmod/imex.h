@@ -61,6 +61,9 @@ struct imex_member {
 	char		addr[IMEX_ADDR_MAX];
 	u32		state;		/* enum imex_member_state */
 	u8		*view;		/* nmembers entries, or NULL */
+	/* The manager's words, allocated only when given (kfree_const). */
+	const char	*reason;	/* < IMEX_MESSAGE_MAX, or NULL */
+	u64		since;		/* ms since the epoch; 0: unknown */
 };
 
 struct imex_domain {
@@ -72,6 +75,7 @@ struct imex_domain {
 	u32			state;		/* enum imex_domain_state */
 	u32			generation;
 	u64			set_generation;	/* the manager's (DOMAIN_SET) */
+	const char		*reason;	/* why not READY, or NULL */
 	u32			nmembers;
 	u32			self;
 	struct imex_member	*members;
@@ -189,6 +193,8 @@ struct imex_domain *imex_domain_new(const char *name, const uuid_t *uuid,
 void imex_domain_link(struct imex_domain *d);
 void imex_domain_destroy(struct imex_domain *d);
 void imex_domain_set_state(struct imex_domain *d, u32 state);
+void imex_domain_set_down(struct imex_domain *d, const char *why);
+void imex_domain_set_reason(struct imex_domain *d, const char *reason);
 bool imex_domain_usable(const struct imex_domain *d);
 void imex_members_free(struct imex_member *members, u32 n);
 int imex_members_parse(struct nlattr *attr, struct imex_member **out, u32 *n,
@@ -250,6 +256,13 @@ void imex_import_revoke(struct imex_import *im, u32 reason);
 void imex_file_drop_imports(struct imex_file *f);
 long imex_file_revoked(struct imex_file *f, void __user *arg);
 void imex_imports_manager_gone(void);
+/*
+ * Revoked imports are tallied per (domain, exporting node, reason) as they
+ * go; whoever revokes sends the tally, one IMPORTS_REVOKED event per entry,
+ * when the operation is over.  Both under imex_lock.
+ */
+void imex_revoked_tally(const struct imex_import *im, u32 reason);
+void imex_revoked_flush(void);
 
 /* chardev.c: every open file of a revoked channel loses its transfers. */
 void imex_channel_files_revoke(struct imex_channel *ch);
@@ -309,6 +322,10 @@ int imex_genl_init(void);
 void imex_genl_exit(void);
 int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
 		    bool full);
+int imex_put_domain_status(struct sk_buff *skb, const struct imex_domain *d,
+			   const unsigned long *changed);
+size_t imex_domain_status_size(const struct imex_domain *d,
+			       const unsigned long *changed);
 int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch);
 int imex_put_node(struct sk_buff *skb);
 
@@ -320,6 +337,13 @@ struct sk_buff *imex_reply_new(struct genl_info *info, u8 cmd, void **hdr);
 
 /* notify.c: events on the public group. */
 void imex_notify_domain(u8 cmd, const struct imex_domain *d);
+/* DOMAIN_SET_STATUS with the members set in @changed (bit per position). */
+void imex_notify_domain_status(const struct imex_domain *d,
+			       const unsigned long *changed);
+bool imex_events_listened(void);
+/* IMPORTS_REVOKED: one per domain, exporting node and reason. */
+void imex_notify_imports_revoked(const char *domain, const uuid_t *duuid,
+				 const uuid_t *node, u32 reason, u32 count);
 void imex_notify_channel(u8 cmd, const struct imex_channel *ch);
 void imex_notify_node(void);
 void imex_notify_manager(u8 cmd, u32 pid);

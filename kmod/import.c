@@ -66,9 +66,73 @@ static struct imex_import *imex_file_find_import(struct imex_file *f,
 	return NULL;
 }
 
+/*
+ * The revocations of the operation under way, for IMPORTS_REVOKED.  Names
+ * are copied: a domain may be gone by the flush.  Bounded: past
+ * IMEX_TALLY_MAX entries the tally is sent early.
+ */
+struct imex_revoke_tally {
+	struct list_head	list;
+	char			domain[IMEX_NAME_MAX];
+	uuid_t			domain_uuid;
+	uuid_t			node;
+	u32			reason;
+	u32			count;
+};
+
+#define IMEX_TALLY_MAX	64
+static LIST_HEAD(imex_tally);
+static unsigned int imex_ntally;
+
+void imex_revoked_flush(void)
+{
+	struct imex_revoke_tally *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &imex_tally, list) {
+		imex_notify_imports_revoked(t->domain, &t->domain_uuid,
+					    &t->node, t->reason, t->count);
+		list_del(&t->list);
+		kfree(t);
+	}
+	imex_ntally = 0;
+}
+
+void imex_revoked_tally(const struct imex_import *im, u32 reason)
+{
+	const uuid_t *node = im->remote ? &im->node_uuid : &imex_node.uuid;
+	struct imex_revoke_tally *t;
+
+	if (!imex_events_listened())
+		return;
+	list_for_each_entry(t, &imex_tally, list) {
+		if (t->reason == reason && uuid_equal(&t->node, node) &&
+		    uuid_equal(&t->domain_uuid, &im->domain->uuid)) {
+			t->count++;
+			return;
+		}
+	}
+	if (imex_ntally >= IMEX_TALLY_MAX)
+		imex_revoked_flush();
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		pr_warn_ratelimited("imports of domain %s revoked: no memory for the imports-revoked event\n",
+				    im->domain->name);
+		return;
+	}
+	strscpy(t->domain, im->domain->name, sizeof(t->domain));
+	uuid_copy(&t->domain_uuid, &im->domain->uuid);
+	uuid_copy(&t->node, node);
+	t->reason = reason;
+	t->count = 1;
+	list_add_tail(&t->list, &imex_tally);
+	imex_ntally++;
+}
+
 void imex_import_revoke(struct imex_import *im, u32 reason)
 {
 	struct imex_file *f = im->file;
+
+	imex_revoked_tally(im, reason);
 
 	list_del_init(&im->enode);
 	im->exp = NULL;
@@ -405,6 +469,7 @@ void imex_imports_manager_gone(void)
 	}
 	list_for_each_entry_safe(im, tmp, &imex_remote_imports, enode)
 		imex_import_revoke(im, IMEX_REVOKE_DAEMON_LOST);
+	imex_revoked_flush();
 	imex_export_dels_clear();
 	imex_exports_forget_checked();
 }
@@ -540,6 +605,7 @@ int imex_nl_import_revoke(struct sk_buff *skb, struct genl_info *info)
 			imex_pending_finish(p, EHOSTUNREACH);
 		}
 	}
+	imex_revoked_flush();
 	if (nla_put_u32(msg, IMEX_A_IMPORT_COUNT, count))
 		err = -EMSGSIZE;
 	if (err) {

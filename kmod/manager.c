@@ -85,8 +85,11 @@ static void imex_reaper_fn(struct work_struct *work)
 	mutex_unlock(&imex_lock);
 }
 
-/* Under imex_lock. */
-static void imex_manager_gone(const char *why)
+/*
+ * Under imex_lock.  @why fails its requests; @down (a string literal) says
+ * why its domains are DOWN.
+ */
+static void imex_manager_gone(const char *why, const char *down)
 {
 	struct imex_domain *d;
 	u32 pid = imex_manager_tgid;
@@ -98,7 +101,7 @@ static void imex_manager_gone(const char *why)
 	imex_request_fail_all(ENOTCONN, why);
 	imex_imports_manager_gone();
 	list_for_each_entry(d, &imex_domains, list)
-		imex_domain_set_state(d, IMEX_DOMAIN_DOWN);
+		imex_domain_set_down(d, down);
 	imex_bump();
 	imex_notify_manager(IMEX_CMD_MANAGER_DETACH, pid);
 }
@@ -112,7 +115,8 @@ int imex_nl_manager_attach(struct sk_buff *skb, struct genl_info *info)
 	/* Released, its notification not yet in: it is gone already. */
 	if (imex_manager_sk && imex_manager_sk != sk &&
 	    sock_flag(imex_manager_sk, SOCK_DEAD))
-		imex_manager_gone("imexd exited before finishing the request");
+		imex_manager_gone("imexd exited before finishing the request",
+				  "imexd exited: no manager on this node");
 	if (imex_manager_sk == sk) {
 		goto out;
 	} else if (imex_manager_sk) {
@@ -135,7 +139,8 @@ out:
 
 int imex_nl_manager_detach(struct sk_buff *skb, struct genl_info *info)
 {
-	imex_manager_gone("imexd detached before finishing the request");
+	imex_manager_gone("imexd detached before finishing the request",
+			  "imexd detached: no manager on this node");
 	return 0;
 }
 
@@ -154,7 +159,8 @@ static int imex_netlink_notify(struct notifier_block *nb, unsigned long event,
 	mutex_lock(&imex_lock);
 	if (imex_manager_sk && n->portid == imex_manager_portid &&
 	    sock_flag(imex_manager_sk, SOCK_DEAD))
-		imex_manager_gone("imexd exited before finishing the request");
+		imex_manager_gone("imexd exited before finishing the request",
+				  "imexd exited: no manager on this node");
 	mutex_unlock(&imex_lock);
 	return NOTIFY_DONE;
 }

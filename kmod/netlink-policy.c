@@ -219,11 +219,12 @@ const struct nla_policy imex_domain_get_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_DOMAIN_UUID] = NLA_POLICY_EXACT_LEN(16),
 };
 
-/* domain-set-status: domain-name, domain-state, members */
+/* domain-set-status: domain-name, domain-state, domain-reason, members */
 const struct nla_policy imex_domain_set_status_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
 	[IMEX_A_DOMAIN_STATE] = NLA_POLICY_RANGE(NLA_U32, 2, 3),
 	[IMEX_A_MEMBERS] = NLA_POLICY_NESTED_ARRAY(imex_member_nl_policy),
+	[IMEX_A_DOMAIN_REASON] = { .type = NLA_NUL_STRING, .len = 255 },
 };
 
 /* channel-get: channel-id, domain-name */

@@ -37,7 +37,7 @@ static void imex_notify_send(struct sk_buff *skb, void *hdr, int err,
 	genlmsg_multicast(&imex_genl_family, skb, 0, group, GFP_KERNEL);
 }
 
-static bool imex_events_listened(void)
+bool imex_events_listened(void)
 {
 	if (imex_unloading)
 		return false;
@@ -56,6 +56,41 @@ void imex_notify_domain(u8 cmd, const struct imex_domain *d)
 	if (skb)
 		imex_notify_send(skb, hdr, imex_put_domain(skb, d, false),
 				 IMEX_GRP_EVENTS);
+}
+
+void imex_notify_domain_status(const struct imex_domain *d,
+			       const unsigned long *changed)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(IMEX_CMD_DOMAIN_SET_STATUS, &hdr,
+			      imex_domain_status_size(d, changed));
+	if (skb)
+		imex_notify_send(skb, hdr, imex_put_domain_status(skb, d, changed),
+				 IMEX_GRP_EVENTS);
+}
+
+void imex_notify_imports_revoked(const char *domain, const uuid_t *duuid,
+				 const uuid_t *node, u32 reason, u32 count)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	int err;
+
+	if (!imex_events_listened())
+		return;
+	skb = imex_notify_new(IMEX_CMD_IMPORTS_REVOKED, &hdr, NLMSG_GOODSIZE);
+	if (!skb)
+		return;
+	err = nla_put_string(skb, IMEX_A_DOMAIN_NAME, domain) ||
+	      nla_put(skb, IMEX_A_DOMAIN_UUID, IMEX_UUID_LEN, duuid) ||
+	      nla_put(skb, IMEX_A_HANDLE_NODE, IMEX_UUID_LEN, node) ||
+	      nla_put_u32(skb, IMEX_A_REVOKE_REASON, reason) ||
+	      nla_put_u32(skb, IMEX_A_IMPORT_COUNT, count);
+	imex_notify_send(skb, hdr, err, IMEX_GRP_EVENTS);
 }
 
 void imex_notify_channel(u8 cmd, const struct imex_channel *ch)

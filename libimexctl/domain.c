@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Domains: reading them (DOMAIN_GET) and the create/delete/evict requests. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,86 @@ static struct nla_policy member_policy[IMEX_A_MEMBER_MAX + 1] = {
 	[IMEX_A_MEMBER_ENTRY_NAME] = { .type = NLA_STRING },
 	[IMEX_A_MEMBER_ADDR] = { .type = NLA_STRING },
 	[IMEX_A_MEMBER_STATE] = { .type = NLA_U32 },
+	[IMEX_A_MEMBER_REASON] = { .type = NLA_STRING },
+	[IMEX_A_MEMBER_SINCE] = { .type = NLA_U64 },
 };
 
-static int parse_member(struct nlattr *entry, struct imexctl_member *m)
+/*
+ * Reasons and since, kept out of the public structs (their size is ABI):
+ * a table keyed by the members array a domain from imexctl_domain_get()
+ * owns.  A domain built by its caller, or a list entry (no members), is
+ * not in it and has none.  Lookups are rare (printing a domain).
+ */
+struct member_extra {
+	char *reason;
+	uint64_t since;
+};
+
+struct domain_extra {
+	struct domain_extra *next;
+	const struct imexctl_member *key;
+	size_t n;
+	char *reason;
+	struct member_extra m[];
+};
+
+static pthread_mutex_t extra_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct domain_extra *extra_table;
+
+static void extra_free(struct domain_extra *x)
+{
+	size_t i;
+
+	if (!x)
+		return;
+	for (i = 0; i < x->n; i++)
+		free(x->m[i].reason);
+	free(x->reason);
+	free(x);
+}
+
+/* Take @x (keyed by its members array) into the table. */
+static void extra_add(struct domain_extra *x)
+{
+	pthread_mutex_lock(&extra_lock);
+	x->next = extra_table;
+	extra_table = x;
+	pthread_mutex_unlock(&extra_lock);
+}
+
+static void extra_drop(const struct imexctl_member *key)
+{
+	struct domain_extra **pp, *x = NULL;
+
+	if (!key)
+		return;
+	pthread_mutex_lock(&extra_lock);
+	for (pp = &extra_table; *pp; pp = &(*pp)->next) {
+		if ((*pp)->key == key) {
+			x = *pp;
+			*pp = x->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&extra_lock);
+	extra_free(x);
+}
+
+/* The caller holds extra_lock. */
+static const struct domain_extra *extra_find(const struct imexctl_domain *d)
+{
+	const struct domain_extra *x;
+
+	if (!d || !d->members)
+		return NULL;
+	for (x = extra_table; x; x = x->next)
+		if (x->key == d->members && x->n == d->n_members)
+			return x;
+	return NULL;
+}
+
+static int parse_member(struct nlattr *entry, struct imexctl_member *m,
+			struct member_extra *x)
 {
 	struct nlattr *tb[IMEX_A_MEMBER_MAX + 1];
 
@@ -36,6 +114,14 @@ static int parse_member(struct nlattr *entry, struct imexctl_member *m)
 			return -ENOMEM;
 		memcpy(m->view, nla_data(tb[IMEX_A_MEMBER_VIEW]), m->n_view);
 	}
+	if (tb[IMEX_A_MEMBER_REASON] && nla_len(tb[IMEX_A_MEMBER_REASON]) > 0) {
+		x->reason = strndup(nla_data(tb[IMEX_A_MEMBER_REASON]),
+				    (size_t)nla_len(tb[IMEX_A_MEMBER_REASON]));
+		if (!x->reason)
+			return -ENOMEM;
+	}
+	if (tb[IMEX_A_MEMBER_SINCE])
+		x->since = nla_get_u64(tb[IMEX_A_MEMBER_SINCE]);
 	return 0;
 }
 
@@ -50,8 +136,11 @@ static size_t count_nested(struct nlattr *arr)
 	return n;
 }
 
-static int parse_members(struct nlattr *arr, struct imexctl_domain *d)
+/* @reason: the domain's IMEX_A_DOMAIN_REASON, or NULL. */
+static int parse_members(struct nlattr *arr, struct nlattr *reason,
+			 struct imexctl_domain *d)
 {
+	struct domain_extra *x;
 	struct nlattr *entry;
 	size_t n = count_nested(arr);
 	int rem, r;
@@ -59,13 +148,29 @@ static int parse_members(struct nlattr *arr, struct imexctl_domain *d)
 	if (n == 0)
 		return 0;
 	d->members = calloc(n, sizeof(*d->members));
-	if (!d->members)
+	x = calloc(1, sizeof(*x) + n * sizeof(x->m[0]));
+	if (!d->members || !x) {
+		free(x);
 		return -ENOMEM;
-	nla_for_each_nested(entry, arr, rem) {
-		r = parse_member(entry, &d->members[d->n_members++]);
-		if (r < 0)
-			return r;
 	}
+	x->key = d->members;
+	nla_for_each_nested(entry, arr, rem) {
+		r = parse_member(entry, &d->members[d->n_members], &x->m[d->n_members]);
+		d->n_members++;
+		x->n = d->n_members;
+		if (r < 0) {
+			extra_free(x);
+			return r;
+		}
+	}
+	if (reason && nla_len(reason) > 0) {
+		x->reason = strndup(nla_data(reason), (size_t)nla_len(reason));
+		if (!x->reason) {
+			extra_free(x);
+			return -ENOMEM;
+		}
+	}
+	extra_add(x);
 	return 0;
 }
 
@@ -120,7 +225,7 @@ int imexctl_domain_parse(struct nl_msg *msg, struct imexctl_domain *d,
 
 	r = 0;
 	if (tb[IMEX_A_MEMBERS])
-		r = parse_members(tb[IMEX_A_MEMBERS], d);
+		r = parse_members(tb[IMEX_A_MEMBERS], tb[IMEX_A_DOMAIN_REASON], d);
 	if (r == 0 && tb[IMEX_A_CHANNEL_IDS])
 		r = parse_ids(tb[IMEX_A_CHANNEL_IDS], d);
 	if (r < 0)
@@ -132,6 +237,7 @@ void imexctl_domain_clear(struct imexctl_domain *d)
 {
 	size_t i;
 
+	extra_drop(d->members);
 	for (i = 0; i < d->n_members; i++)
 		free(d->members[i].view);
 	free(d->members);
@@ -140,6 +246,44 @@ void imexctl_domain_clear(struct imexctl_domain *d)
 	d->n_members = 0;
 	d->channel_ids = NULL;
 	d->n_channel_ids = 0;
+}
+
+IMEXCTL_API const char *imexctl_domain_reason(const struct imexctl_domain *domain)
+{
+	const struct domain_extra *x;
+	const char *r;
+
+	pthread_mutex_lock(&extra_lock);
+	x = extra_find(domain);
+	r = x ? x->reason : NULL;
+	pthread_mutex_unlock(&extra_lock);
+	return r;
+}
+
+IMEXCTL_API const char *imexctl_member_reason(const struct imexctl_domain *domain,
+					      size_t i)
+{
+	const struct domain_extra *x;
+	const char *r;
+
+	pthread_mutex_lock(&extra_lock);
+	x = extra_find(domain);
+	r = x && i < x->n ? x->m[i].reason : NULL;
+	pthread_mutex_unlock(&extra_lock);
+	return r;
+}
+
+IMEXCTL_API uint64_t imexctl_member_since(const struct imexctl_domain *domain,
+					  size_t i)
+{
+	const struct domain_extra *x;
+	uint64_t since;
+
+	pthread_mutex_lock(&extra_lock);
+	x = extra_find(domain);
+	since = x && i < x->n ? x->m[i].since : 0;
+	pthread_mutex_unlock(&extra_lock);
+	return since;
 }
 
 IMEXCTL_API void imexctl_domain_free(struct imexctl_domain *domain)

@@ -148,6 +148,16 @@ int imexctl_channel_parse(struct nl_msg *msg, struct imexctl_channel *c);
 /* node.c */
 int imexctl_node_parse(struct nl_msg *msg, struct imexctl_node *node);
 
+/* event.c: @nlh's length is checked against its buffer by the caller. */
+int imexctl_event_decode(struct imexctl *ctx, const struct nlmsghdr *nlh,
+			 struct imexctl_event *ev,
+			 struct imexctl_event_member *members, size_t max);
+
+/* monitor.c: a monitor reading @fd (closed by imexctl_monitor_free()) for
+ * messages of @family; for tests, which feed it through a socketpair. */
+int imexctl_monitor_open_fd(struct imexctl *ctx, int fd, int family,
+			    struct imexctl_monitor **mon);
+
 /* sysfs.c: reading /proc and /sys, path given so tests can point elsewhere. */
 int imexctl_proc_devices_major(const char *path, const char *name,
 			       uint32_t *major);

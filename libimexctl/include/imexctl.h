@@ -283,6 +283,20 @@ int imexctl_domain_get(struct imexctl *ctx, const char *name,
 		       struct imexctl_domain **domain);
 void imexctl_domain_free(struct imexctl_domain *domain);
 
+/*
+ * Why, as imexd told the module, for a domain from imexctl_domain_get()
+ * until imexctl_domain_free() (a list entry or a struct built by the
+ * caller has none: NULL and 0):
+ * imexctl_domain_reason() why it is not READY (NULL: none given, or the
+ * module's own when imexd is gone); imexctl_member_reason() why member @i
+ * is in its state (NULL: none); imexctl_member_since() when it entered
+ * that state, in ms since the epoch (0: not known).  The strings live as
+ * long as the domain.  Since version node IMEXCTL_3.
+ */
+const char *imexctl_domain_reason(const struct imexctl_domain *domain);
+const char *imexctl_member_reason(const struct imexctl_domain *domain, size_t i);
+uint64_t imexctl_member_since(const struct imexctl_domain *domain, size_t i);
+
 struct imexctl_member_spec {
 	const char *name;		/* node name, imexctl_name_valid() */
 	const char *addr;		/* NULL: NODES_FILE's; else "host[:port]",
@@ -534,6 +548,130 @@ struct imexctl_cdi_entry {
 int imexctl_cdi_list(struct imexctl *ctx, const struct imexctl_cdi_opts *opts,
 		     struct imexctl_cdi_entry **entries, size_t *n);
 void imexctl_cdi_list_free(struct imexctl_cdi_entry *entries, size_t n);
+
+/* ---- events ------------------------------------------------------------------ */
+
+/*
+ * Following the module's "events" multicast group (anyone may listen): every
+ * change on this node arrives as one event, in the order the kernel made
+ * the changes.  Since version IMEXCTL_3.
+ */
+#define IMEXCTL_REASON_MAX	256	/* reasons and messages, with the NUL */
+
+enum imexctl_event_kind {
+	IMEXCTL_EVENT_OTHER,		/* a notification this library does not
+					 * know: only cmd is set */
+	IMEXCTL_EVENT_LOST,		/* the kernel dropped events for this
+					 * listener (its socket buffer was full,
+					 * ENOBUFS): how many is not known, so
+					 * re-read whatever state matters */
+	IMEXCTL_EVENT_NODE_SET,		/* the node's identity changed */
+	IMEXCTL_EVENT_DOMAIN_NEW,
+	IMEXCTL_EVENT_DOMAIN_DEL,
+	IMEXCTL_EVENT_DOMAIN_STATUS,	/* its state or a member's changed */
+	IMEXCTL_EVENT_CHANNEL_NEW,	/* granted */
+	IMEXCTL_EVENT_CHANNEL_DEL,	/* revoked */
+	IMEXCTL_EVENT_CHANNEL_SET,	/* owner or mode changed */
+	IMEXCTL_EVENT_REQ_DONE,		/* a request finished */
+	IMEXCTL_EVENT_MANAGER_ATTACH,	/* imexd attached */
+	IMEXCTL_EVENT_MANAGER_DETACH,	/* imexd detached */
+	IMEXCTL_EVENT_IMPORTS_REVOKED,	/* imports through a domain revoked */
+};
+
+/* A member whose state the event reports (DOMAIN_STATUS). */
+struct imexctl_event_member {
+	char name[IMEXCTL_NAME_MAX];
+	uint32_t state;			/* enum imexctl_member_state */
+	char reason[IMEXCTL_REASON_MAX];	/* "" if none was given */
+	uint64_t since_ms;		/* in this state since, ms since the
+					 * epoch (imexd's clock); 0: not given */
+};
+
+/*
+ * One event.  Allocated and owned by the monitor, valid until the next call
+ * on it: fields may be added at the end in later versions, so never copy
+ * the struct by value or allocate one.  has_* says which groups of fields
+ * the notification carried; the others are zero.
+ */
+struct imexctl_event {
+	uint32_t kind;			/* enum imexctl_event_kind */
+	uint32_t cmd;			/* the module's IMEX_CMD_*; 0 for LOST */
+
+	bool has_domain;		/* domain name (domain events, channel
+					 * events of a domain, REQ_DONE naming
+					 * one, IMPORTS_REVOKED) */
+	char domain[IMEXCTL_NAME_MAX];
+	bool has_domain_uuid;
+	uint8_t domain_uuid[IMEXCTL_UUID_LEN];
+	bool has_state;			/* domain state and counts */
+	uint32_t state;			/* enum imexctl_domain_state */
+	char reason[IMEXCTL_REASON_MAX];	/* why not READY; "" if not given */
+	uint32_t member_count;
+	uint32_t channel_count;
+	uint32_t generation;
+	const struct imexctl_event_member *members;	/* changed members */
+	size_t n_members;
+
+	bool has_channel;
+	uint32_t channel_id;
+	uint32_t channel_state;		/* enum imexctl_channel_state */
+	uint32_t uid, gid;
+	uint32_t mode;
+
+	bool has_request;
+	uint64_t req_id;
+	uint32_t req_cmd;		/* the IMEX_CMD_* of the request */
+	uint32_t req_status;		/* positive errno, 0 for success */
+	char req_message[IMEXCTL_REASON_MAX];	/* "" if none */
+
+	bool has_manager;
+	uint32_t manager_pid;
+
+	bool has_node;			/* NODE_SET */
+	char node_name[IMEXCTL_NAME_MAX];
+	uint8_t node_uuid[IMEXCTL_UUID_LEN];
+
+	bool has_revoke;		/* IMPORTS_REVOKED */
+	uint8_t handle_node[IMEXCTL_UUID_LEN];	/* the exporting node's UUID */
+	uint32_t revoke_reason;		/* see imexctl_revoke_reason_name() */
+	uint32_t import_count;		/* imports revoked */
+};
+
+struct imexctl_monitor;
+
+/*
+ * Subscribe to the module's events.  Nothing needs privileges.  *mon is
+ * released with imexctl_monitor_free().  -ENODEV if the module is not
+ * loaded.  Events are queued by the kernel from this call on.
+ */
+int imexctl_monitor_open(struct imexctl *ctx, struct imexctl_monitor **mon);
+
+/* The file descriptor to poll() for POLLIN; owned by the monitor. */
+int imexctl_monitor_fd(const struct imexctl_monitor *mon);
+
+/*
+ * The next event, without blocking: returns 1 with *event set (owned by the
+ * monitor, valid until the next call), 0 when none is waiting (poll the fd),
+ * or a negative errno: -EPROTO for a notification that does not decode
+ * (it is skipped; the message says which; the monitor stays usable), -EIO
+ * if the socket failed.  Lost events are an event (IMEXCTL_EVENT_LOST), not
+ * an error.
+ */
+int imexctl_monitor_next(struct imexctl_monitor *mon,
+			 const struct imexctl_event **event);
+
+/* Close the socket and free the monitor.  NULL is accepted. */
+void imexctl_monitor_free(struct imexctl_monitor *mon);
+
+/*
+ * Names: "lost", "node-set", "domain-new", "domain-del", "domain-status",
+ * "channel-new", "channel-del", "channel-set", "req-done",
+ * "manager-attach", "manager-detach", "imports-revoked"; "other" for
+ * anything else.  Revoke reasons: "unexported", "node-lost",
+ * "node-restarted", "channel-gone", "daemon-lost"; "unknown".  Static.
+ */
+const char *imexctl_event_kind_name(unsigned int kind);
+const char *imexctl_revoke_reason_name(unsigned int reason);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,17 @@
 #                                 says this node waits to be joined
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
+#   node.sh monitor-start         'imexctl monitor --json' in the background,
+#                                 recording into the out share; returns once
+#                                 it is subscribed
+#   node.sh monitor-wait SECS DOMAIN new|ready|degraded|deleted [MEMBER]
+#                                 bounded wait for DOMAIN's next such event
+#                                 after the last one waited for (degraded
+#                                 with MEMBER: listed with its reason)
+#   node.sh monitor-stop DOMAIN MEMBER  SIGINT: it exits 0 saying so; then
+#                                 its record of DOMAIN must be: created,
+#                                 READY, DEGRADED with MEMBER's reason,
+#                                 READY, deleted (tests/cluster/monitor-seq.py)
 cd "$(dirname "$0")/../.." || exit 2
 . tests/vm/lib.sh
 . tests/kmod/common.sh
@@ -119,6 +130,27 @@ def)
 leader)
 	sed -n 's/.*raft: term [0-9]*, leader \([^ ]*\)$/\1/p; s/.*raft: term [0-9]*, no leader known$//p' \
 		"$IMEX_VM_OUT/imexd.log" | tail -n 1
+	;;
+monitor-start)
+	m=$IMEX_VM_OUT/monitor
+	rm -f "$m.json" "$m.err" "$m.rc" "$m.pid" "$m.pos"
+	# The inner shell keeps imexctl's exit status; imexctl itself undoes
+	# the SIGINT that a background job starts with ignored.
+	setsid sh -c "tools/imexctl/imexctl monitor --json > $m.json 2> $m.err < /dev/null &
+		echo \$! > $m.pid; wait \$!; echo \$? > $m.rc" > /dev/null 2>&1 < /dev/null &
+	wait_for 10 grep -qs "listening to imex events" "$m.err"
+	;;
+monitor-wait)
+	m=$IMEX_VM_OUT/monitor
+	wait_for "$1" python3 tests/cluster/monitor-seq.py next "$m.json" "$m.pos" "$2" "$3" ${4:+"$4"}
+	;;
+monitor-stop)
+	m=$IMEX_VM_OUT/monitor
+	kill -INT "$(cat "$m.pid")"
+	wait_for 10 test -s "$m.rc"
+	[ "$(cat "$m.rc")" = 0 ] && grep -q "stopped by SIGINT" "$m.err" ||
+		fail "monitor on SIGINT: exit $(cat "$m.rc"): $(cat "$m.err")"
+	python3 tests/cluster/monitor-seq.py check "$m.json" "$1" "$2"
 	;;
 dead)
 	wait_for 10 sh -c "! kill -0 $(cat "$run/imexd.pid") 2>/dev/null"

@@ -17,6 +17,9 @@
 # leave is refused while that domain names it and made once it is gone,
 # after which a create naming it is refused.  'imexctl node list' shows
 # node4 waiting, then as a standby after its join, and not after its leave.
+# Issue 15, acceptance 1: 'imexctl monitor --json' on node1 records domain
+# 'watch' created, READY, DEGRADED with node3's reason while node3 is off,
+# READY once it is back, and deleted, in that order.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/cluster/cluster.sh
 I=tools/imexctl/imexctl
@@ -30,6 +33,7 @@ for i in 1 2 3 4; do
 done
 node_boot 1 2 3 || exit 1
 for i in 1 2 3; do t_check "node$i: imexd attached" node_run $i $N start; done
+t_check "node1: imexctl monitor --json listening" node_run 1 $N monitor-start
 
 t0=$(cluster_now)
 t_check "create job1 from node1 (waits for READY)" \
@@ -41,6 +45,10 @@ for i in 1 2 3; do
 	t_check "node$i: channel devices 0 and 1" node_run $i test -c /dev/imex-channels/channel1
 done
 node_run 1 $I domain show job1
+t_check "create watch (the monitor's domain)" \
+	node_run 1 $I domain create watch --nodes "$NODES" --channel 90 --timeout 60
+t_check "node1: monitor saw watch created" node_run 1 $N monitor-wait 30 watch new
+t_check "node1: monitor saw watch READY" node_run 1 $N monitor-wait 30 watch ready
 
 # Power node3 off: the others see DEGRADED within the detection time
 # (3 missed heartbeats of 250 ms), and channels on live nodes stay open.
@@ -50,6 +58,8 @@ node_kill 3
 t_check "node1: job1 DEGRADED" node_run 1 $N wait-state job1 degraded 10
 echo "# node3 off -> DEGRADED on node1 took $(echo "$(cluster_now) - $t0" | bc) s"
 t_check "node2: job1 DEGRADED" node_run 2 $N wait-state job1 degraded 10
+t_check "node1: monitor saw watch DEGRADED with node3's reason" \
+	node_run 1 $N monitor-wait 30 watch degraded node3
 t_check "node1: the held channel still works" node_run 1 $N held 0
 t_check "node2: channel still opens" node_run 2 tests/kmod/chanopen /dev/imex-channels/channel0 info
 # The create is committed by node1 and node2 (a majority) and held by their
@@ -70,6 +80,11 @@ node_boot 3 || exit 1
 t_check "node3: imexd attached after reboot" node_run 3 $N start
 t_check "node3: job1 re-created and READY" node_run 3 $N wait-state job1 ready 60
 t_check "node1: job1 READY again" node_run 1 $N wait-state job1 ready 60
+t_check "node1: monitor saw watch READY again" node_run 1 $N monitor-wait 60 watch ready
+t_check "delete watch" node_run 1 $I domain delete watch --timeout 30
+t_check "node1: monitor saw watch deleted" node_run 1 $N monitor-wait 30 watch deleted
+t_check "node1: monitor stops on SIGINT; its record of watch is in order" \
+	node_run 1 $N monitor-stop watch node3
 t_check "node3: job2 (created while it was off) READY" node_run 3 $N wait-state job2 ready 30
 echo "# node3 boot -> READY took $(echo "$(cluster_now) - $t0" | bc) s"
 

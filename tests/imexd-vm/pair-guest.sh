@@ -8,7 +8,9 @@
 #   b: see 4 channels, kill -9 its imexd, send a's imexd junk names (and
 #      with TLS a claim to be vm-b under another certificate: hostile_b),
 #      restart it
-#   a: see pd DEGRADED then READY again; delete pd
+#   a: see pd DEGRADED then READY again, and meanwhile 'imexctl domain
+#      show pd --json' saying why vm-b is lost (with TLS: refused, and
+#      why); delete pd
 #   b: see pd and its devices gone
 . tests/imexd-vm/common.sh
 
@@ -62,6 +64,31 @@ logged() { grep -qF -- "$1" "$IMEX_VM_OUT/imexd.1.log"; }
 nlogged() { grep -cF -- "$1" "$IMEX_VM_OUT/imexd.1.log"; }
 raft_term() { od -An -t u8 -j 16 -N 8 "$W/state/raft/raft-meta" | tr -d ' '; }
 pd_whole() { domain_is pd 2 && $NL domain name=pd | grep -q "member=vm-b@[^ ]*:2"; }
+
+# check_reason FILE KIND: the document reasons-watch.py kept says why vm-b
+# is lost (KIND lost) or refused (KIND refused), with since in ISO 8601 UTC.
+check_reason() {
+	python3 - "$1" "$2" <<'PY'
+import json, re, sys
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+kind = sys.argv[2]
+m = [m for m in doc["members"] if m["name"] == "vm-b"][0]
+iso = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+ok = re.fullmatch(iso, m["since"] or "") is not None
+if kind == "lost":
+    ok = ok and re.match(r"(connection closed by the peer|heartbeat lost) at " + iso, m["reason"] or "")
+    # Two voters, one away: the group may have lost its leader by then.
+    ok = ok and re.match(r"(vm-b %s: |no quorum: 1 of 2 voters reachable)" % m["state"],
+                         doc["reason"] or "")
+else:
+    ok = ok and m["state"] == "refused"
+    ok = ok and re.match(r"TLS: the certificate at \S+ names .*evil.*, not 'vm-b'$", m["reason"] or "")
+    ok = ok and re.match(r"(vm-b refused: TLS: |no quorum: 1 of 2 voters reachable)",
+                         doc["reason"] or "")
+print("domain reason: %r; vm-b: %s since %s: %r" % (doc["reason"], m["state"], m["since"], m["reason"]))
+sys.exit(0 if ok else 1)
+PY
+}
 
 # On vm-a, against its own imexd, while pd is READY with vm-b: nothing a
 # hostile peer sends binds, votes or imports, each refusal is logged, and
@@ -175,6 +202,11 @@ if [ "$role" = a ]; then
 	# The core logs every health change of a domain: look at what it
 	# logs from here on (b kills its imexd once it sees our allocation).
 	from=$(($(wc -l < "$IMEX_VM_OUT/imexd.1.log") + 1))
+	# From here on, what imexctl shows while vm-b is away (b's kill).
+	mkdir -p "$W/reasons"
+	python3 tests/imexd-vm/reasons-watch.py pd vm-b "$W/reasons" 240 \
+		${certs:+--refused} > "$W/reasons/watch.out" 2>&1 &
+	watch_pid=$!
 	if $NL alloc name=pd count=1 timeout=60000 > "$W/alloc.out" 2>&1 && has_channels 4; then
 		t_ok "a: allocate a 4th channel (a coordinates)"
 	else
@@ -197,6 +229,17 @@ if [ "$role" = a ]; then
 	_wait_until 120 ready_again && _wait_until 10 domain_is pd 2 &&
 		t_ok "a: pd READY again after b's restart" ||
 		t_fail "a: not READY again: $($NL domain name=pd)"
+	kill "$watch_pid" 2>/dev/null
+	wait "$watch_pid" 2>/dev/null
+	[ -s "$W/reasons/lost.json" ] && check_reason "$W/reasons/lost.json" lost > "$W/reasons/lost.out" 2>&1 &&
+		t_ok "a: while vm-b was lost, domain show --json said why: $(cat "$W/reasons/lost.out")" ||
+		t_fail "a: no reason for lost vm-b: $(cat "$W/reasons/lost.out" "$W/reasons/lost.json" "$W/reasons/watch.out" 2>&1)"
+	if [ -n "$certs" ]; then
+		[ -s "$W/reasons/refused.json" ] &&
+			check_reason "$W/reasons/refused.json" refused > "$W/reasons/refused.out" 2>&1 &&
+			t_ok "a: evil's claim to be vm-b: vm-b shown refused, with why: $(cat "$W/reasons/refused.out")" ||
+			t_fail "a: no refused state for vm-b: $(cat "$W/reasons/refused.out" "$W/reasons/refused.json" "$W/reasons/watch.out" 2>&1)"
+	fi
 	if $NL delete name=pd timeout=60000 > "$W/delete.out" 2>&1; then
 		t_ok "a: delete pd"
 	else

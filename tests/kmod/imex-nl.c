@@ -552,6 +552,8 @@ static int print_msg(struct nl_msg *m, void *arg)
 	print_str("message", tb[IMEX_A_REQ_MESSAGE]);
 	print_u32("exports", tb[IMEX_A_EXPORT_COUNT]);
 	print_u32("imports", tb[IMEX_A_IMPORT_COUNT]);
+	if (g->cmd == IMEX_CMD_IMPORTS_REVOKED)
+		print_u32("revoke_reason", tb[IMEX_A_REVOKE_REASON]);
 	if (tb[IMEX_A_IMPORT_ID])
 		printf(" import_id=%" PRIu64, nla_get_u64(tb[IMEX_A_IMPORT_ID]));
 	print_uuid("handle_node", tb[IMEX_A_HANDLE_NODE]);
@@ -588,8 +590,19 @@ static int print_msg(struct nl_msg *m, void *arg)
 				for (int i = 0; i < nla_len(mt[IMEX_A_MEMBER_VIEW]); i++)
 					printf("%u", v[i]);
 			}
+			/* Own tokens: member= stays as tests match it. */
+			if (mt[IMEX_A_MEMBER_REASON] && mt[IMEX_A_MEMBER_ENTRY_NAME])
+				printf(" why[%s]=\"%s\"",
+				       (char *)nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]),
+				       (char *)nla_data(mt[IMEX_A_MEMBER_REASON]));
+			if (mt[IMEX_A_MEMBER_SINCE] && mt[IMEX_A_MEMBER_ENTRY_NAME])
+				printf(" since[%s]=%" PRIu64,
+				       (char *)nla_data(mt[IMEX_A_MEMBER_ENTRY_NAME]),
+				       nla_get_u64(mt[IMEX_A_MEMBER_SINCE]));
 		}
 	}
+	if (tb[IMEX_A_DOMAIN_REASON])
+		printf(" reason=\"%s\"", (char *)nla_data(tb[IMEX_A_DOMAIN_REASON]));
 	printf("\n");
 	return NL_OK;
 }
@@ -804,6 +817,39 @@ static int cmd_domain_set(struct ctx *c, const struct kv *kv)
 	return transact(c, m, print_msg, c);
 }
 
+/*
+ * mreason=NAME:TEXT and msince=NAME:MS (repeatable) for the member NAME of
+ * view=; mreason_len=NAME:N sends a reason of N 'x's (a bound test).
+ */
+static void put_member_extra(struct nl_msg *m, const struct kv *kv,
+			     const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < kv->n; i++) {
+		const char *v = kv->val[i];
+
+		if (strncmp(v, name, len) || v[len] != ':')
+			continue;
+		v += len + 1;
+		if (!strcmp(kv->key[i], "mreason")) {
+			nla_put_string(m, IMEX_A_MEMBER_REASON, v);
+		} else if (!strcmp(kv->key[i], "msince")) {
+			nla_put_u64(m, IMEX_A_MEMBER_SINCE, parse_u64(v));
+		} else if (!strcmp(kv->key[i], "mreason_len")) {
+			size_t n = (size_t)parse_u64(v);
+			char *b = malloc(n + 1);
+
+			if (!b)
+				die("out of memory");
+			memset(b, 'x', n);
+			b[n] = 0;
+			nla_put_string(m, IMEX_A_MEMBER_REASON, b);
+			free(b);
+		}
+	}
+}
+
 static int cmd_status(struct ctx *c, const struct kv *kv)
 {
 	struct nl_msg *m = msg_new(c, IMEX_CMD_DOMAIN_SET_STATUS, 0);
@@ -811,6 +857,8 @@ static int cmd_status(struct ctx *c, const struct kv *kv)
 
 	if ((v = kv_get(kv, "state")))
 		nla_put_u32(m, IMEX_A_DOMAIN_STATE, state_from_name(v));
+	if ((v = kv_get(kv, "dreason")))
+		nla_put_string(m, IMEX_A_DOMAIN_REASON, v);
 	if ((v = kv_get(kv, "name")))
 		nla_put_string(m, IMEX_A_DOMAIN_NAME, v);
 	/* view=NAME:STATE:DIGITS,... */
@@ -833,6 +881,7 @@ static int cmd_status(struct ctx *c, const struct kv *kv)
 			nla_put_string(m, IMEX_A_MEMBER_ENTRY_NAME, tok);
 			if (st && *st)
 				nla_put_u32(m, IMEX_A_MEMBER_STATE, (uint32_t)parse_u64(st));
+			put_member_extra(m, kv, tok);
 			if (vw) {
 				unsigned char b[IMEX_MEMBERS_MAX];
 				size_t n = strlen(vw);

@@ -39,4 +39,8 @@ complete_line() {
 	fail "'imexctl cdi generate --no<TAB>' does not give --no-overwrite"
 [ "$(complete_line imexctl domain wait x --state r)" = ready ] ||
 	fail "'--state r<TAB>' does not give ready"
+[ "$(complete_line imexctl mon)" = monitor ] || fail "'imexctl mon<TAB>' does not give monitor"
+[ "$(complete_line imexctl monitor --d)" = --domain ] || fail "'imexctl monitor --d<TAB>' does not give --domain"
+[ "$(complete_line imexctl monitor --json --d)" = --domain ] ||
+	fail "'imexctl monitor --json --d<TAB>' does not give --domain"
 echo "t-completion: ok: objects, verbs and options match the sources"

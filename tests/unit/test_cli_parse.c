@@ -387,6 +387,27 @@ static void test_node_join_and_leave_parse(void **state)
 	assert_null(j.addr);
 }
 
+static void test_monitor_parse(void **state)
+{
+	char *plain[] = { "monitor", NULL };
+	char *filtered[] = { "monitor", "--json", "--domain", "job7", NULL };
+	struct monitor_args m = { 0 };
+
+	(void)state;
+	assert_int_equal(monitor_parse(1, plain, &m), 0);
+	assert_null(m.domain);
+	assert_false(m.json);
+	assert_int_equal(monitor_parse(4, filtered, &m), 0);
+	assert_string_equal(m.domain, "job7");
+	assert_true(m.json);
+	USAGE("monitor", "job7");
+	USAGE("monitor", "--domain", "a/b");
+	USAGE("monitor", "--domain");
+	USAGE("monitor", "--timeout", "3");
+	assert_int_equal(run("monitor", "--help", NULL), EXIT_OK);
+	assert_non_null(strstr(out_text, "SIGINT"));
+}
+
 static void test_node_list_parse(void **state)
 {
 	char *plain[] = { "list", NULL };
@@ -678,6 +699,8 @@ static void test_valid_commands_fail_cleanly_without_the_module(void **state)
 	assert_int_equal(run("--json", "node", "leave", "n2", NULL), EXIT_FAIL);
 	assert_int_equal(run("node", "list", NULL), EXIT_FAIL);
 	assert_non_null(strstr(err_text, "not loaded"));
+	assert_int_equal(run("monitor", "--json", NULL), EXIT_FAIL);
+	assert_non_null(strstr(err_text, "not loaded"));
 	assert_int_equal(run("cdi", "generate", "--domain", "j", "--stdout", NULL), EXIT_FAIL);
 	assert_int_equal(run("module", "status", NULL), EXIT_OK);
 	assert_non_null(strstr(out_text, "not loaded"));
@@ -726,6 +749,19 @@ static void test_matrix_hides_a_lost_members_stale_view(void **state)
 	/* tray3 last said it saw everyone: stale, since tray1 lost it. */
 	assert_non_null(strstr(out_text, "2 tray3  ?  ?  -"));
 	assert_null(strstr(out_text, "2 tray3  C"));
+	/* A domain not from the library has no reasons: shown as "-". */
+	assert_null(strstr(out_text, "reason:"));
+}
+
+static void test_since_is_iso8601_utc(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	format_since(1795000000123ULL, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-18T11:06:40Z");
+	format_since(0, buf, sizeof(buf));
+	assert_string_equal(buf, "");
 }
 
 int main(void)
@@ -742,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_domain_create_parses_members_channels_owner_mode),
 		cmocka_unit_test(test_defaults_are_filled_in),
 		cmocka_unit_test(test_node_join_and_leave_parse),
+		cmocka_unit_test(test_monitor_parse),
 		cmocka_unit_test(test_node_list_parse),
 		cmocka_unit_test(test_node_list_state_dir_from_imexd_conf),
 		cmocka_unit_test(test_node_list_reads_and_prints_the_view),
@@ -753,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_value_parsers_say_why),
 		cmocka_unit_test(test_valid_commands_fail_cleanly_without_the_module),
 		cmocka_unit_test(test_matrix_hides_a_lost_members_stale_view),
+		cmocka_unit_test(test_since_is_iso8601_utc),
 	};
 
 	return cmocka_run_group_tests_name("cli_parse", tests, NULL, NULL);

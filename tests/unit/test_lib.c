@@ -343,6 +343,46 @@ static void test_domain_reply_is_parsed_with_members_views_and_ids(void **state)
 	nlmsg_free(m);
 }
 
+/* Reasons and since come through the accessors, only for a parsed domain. */
+static void test_domain_reasons_and_since_are_parsed(void **state)
+{
+	struct imexctl_domain d, copy, built = { .name = "x" };
+	struct nlattr *arr, *e;
+	struct nl_msg *m = genl_msg(IMEX_CMD_DOMAIN_GET, 1);
+
+	(void)state;
+	nla_put_string(m, IMEX_A_DOMAIN_NAME, "job7");
+	nla_put_u32(m, IMEX_A_DOMAIN_STATE, IMEX_DOMAIN_DEGRADED);
+	nla_put_string(m, IMEX_A_DOMAIN_REASON, "b disconnected: heartbeat lost");
+	arr = nla_nest_start(m, IMEX_A_MEMBERS);
+	put_member(m, 1, "a", "192.0.2.1", IMEX_MEMBER_SELF, NULL, 0);
+	e = nla_nest_start(m, 2);
+	nla_put_string(m, IMEX_A_MEMBER_ENTRY_NAME, "b");
+	nla_put_u32(m, IMEX_A_MEMBER_STATE, IMEX_MEMBER_DISCONNECTED);
+	nla_put_string(m, IMEX_A_MEMBER_REASON, "heartbeat lost");
+	nla_put_u64(m, IMEX_A_MEMBER_SINCE, 1795000000123ULL);
+	nla_nest_end(m, e);
+	nla_nest_end(m, arr);
+
+	assert_int_equal(imexctl_domain_parse(m, &d, true), 0);
+	assert_string_equal(imexctl_domain_reason(&d), "b disconnected: heartbeat lost");
+	assert_null(imexctl_member_reason(&d, 0));
+	assert_int_equal(imexctl_member_since(&d, 0), 0);
+	assert_string_equal(imexctl_member_reason(&d, 1), "heartbeat lost");
+	assert_int_equal(imexctl_member_since(&d, 1), 1795000000123ULL);
+	assert_null(imexctl_member_reason(&d, 2));	/* out of range */
+	copy = d;	/* a copy shares the members, and the reasons */
+	assert_string_equal(imexctl_member_reason(&copy, 1), "heartbeat lost");
+	imexctl_domain_clear(&d);
+	/* A struct the caller built, or a list entry, has none. */
+	assert_null(imexctl_domain_reason(&built));
+	assert_null(imexctl_member_reason(&built, 0));
+	assert_null(imexctl_domain_reason(NULL));
+	assert_int_equal(imexctl_domain_parse(m, &d, false), 0);
+	assert_null(imexctl_domain_reason(&d));
+	nlmsg_free(m);
+}
+
 static void test_malformed_replies_are_protocol_errors(void **state)
 {
 	struct imexctl_domain d;
@@ -719,6 +759,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kernel_refusals_become_sentences, setup, teardown),
 		cmocka_unit_test(test_extended_ack_text_is_found_capped_or_not),
 		cmocka_unit_test(test_domain_reply_is_parsed_with_members_views_and_ids),
+		cmocka_unit_test(test_domain_reasons_and_since_are_parsed),
 		cmocka_unit_test(test_malformed_replies_are_protocol_errors),
 		cmocka_unit_test(test_channel_and_node_replies_are_parsed),
 		cmocka_unit_test(test_request_outcome_is_matched_by_id),

@@ -164,6 +164,11 @@ struct tls_args {			/* init-ca, issue */
 	bool json;
 };
 
+struct monitor_args {
+	const char *domain;	/* NULL: every event */
+	bool json;
+};
+
 int module_load_parse(int argc, char **argv, struct module_load_args *a);
 int module_simple_parse(const char *cmd, int argc, char **argv,
 			struct module_simple_args *a);
@@ -188,5 +193,6 @@ int cdi_remove_parse(int argc, char **argv, struct cdi_remove_args *a);
 int cdi_list_parse(int argc, char **argv, struct cdi_list_args *a);
 int tls_init_ca_parse(int argc, char **argv, struct tls_args *a);
 int tls_issue_parse(int argc, char **argv, struct tls_args *a);
+int monitor_parse(int argc, char **argv, struct monitor_args *a);
 
 #endif /* IMEXCTL_ARGS_H */

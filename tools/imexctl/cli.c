@@ -22,6 +22,7 @@ static const struct cli_cmd objects[] = {
 	{ "channel", cmd_channel, "list|set|alloc|free ...", "channels granted to domains" },
 	{ "cdi", cmd_cdi, "generate|remove|list ...", "Container Device Interface specs for channels" },
 	{ "tls", cmd_tls, "init-ca|issue ...", "a cluster CA and node certificates for imexd's TLS" },
+	{ "monitor", cmd_monitor, "[--json] [--domain NAME]", "follow events (domains, members, channels) as they happen" },
 };
 
 static void top_usage(FILE *f)

@@ -105,9 +105,11 @@ int cmd_domain(struct cli *cli, int argc, char **argv);
 int cmd_channel(struct cli *cli, int argc, char **argv);
 int cmd_cdi(struct cli *cli, int argc, char **argv);
 int cmd_tls(struct cli *cli, int argc, char **argv);
+int cmd_monitor(struct cli *cli, int argc, char **argv);
 
 /* cmd_domain_show.c */
 struct json_object *domain_json(const struct imexctl_domain *d, bool full);
 void domain_print(const struct imexctl_domain *d);
+void format_since(uint64_t ms, char *buf, size_t len);
 
 #endif /* IMEXCTL_CLI_H */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -10,8 +11,19 @@
 
 static const char legend[] =
 	"Legend: C connected, R recovering, D disconnected, N never connected,\n"
-	"        V version mismatch, - self, ? unknown (not reported, or stale:\n"
-	"        this node does not reach that member)\n";
+	"        V version mismatch, X refused, - self, ? unknown (not reported,\n"
+	"        or stale: this node does not reach that member)\n";
+
+/* @ms since the epoch as ISO 8601 UTC ("2026-11-24T12:00:05Z"); "" for 0. */
+void format_since(uint64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!ms || !gmtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		buf[0] = '\0';
+}
 
 /* How member @from sees member @to, as one matrix letter. */
 static char cell(const struct imexctl_domain *d, size_t from, size_t to)
@@ -87,6 +99,8 @@ void domain_print(const struct imexctl_domain *d)
 		printf("fabric:      (none)\n");
 	}
 	printf("state:       %s\n", imexctl_domain_state_name(d->state));
+	if (imexctl_domain_reason(d))
+		printf("reason:      %s\n", imexctl_domain_reason(d));
 	printf("generation:  %u\n", d->generation);
 	ids = format_ids(d->channel_ids, d->n_channel_ids);
 	printf("channels:    %s (%zu)\n", ids && ids[0] ? ids : "none", d->n_channel_ids);
@@ -95,13 +109,17 @@ void domain_print(const struct imexctl_domain *d)
 	if (!d->n_members)
 		return;
 	printf("\n");
-	t = table_new(4, "#", "MEMBER", "ADDRESS", "STATE");
+	t = table_new(6, "#", "MEMBER", "ADDRESS", "STATE", "SINCE", "REASON");
 	for (i = 0; i < d->n_members; i++) {
 		const struct imexctl_member *m = &d->members[i];
+		const char *why = imexctl_member_reason(d, i);
+		char since[32];
 
 		snprintf(num, sizeof(num), "%zu", i);
+		format_since(imexctl_member_since(d, i), since, sizeof(since));
 		table_add(t, num, m->name, m->addr,
-			  i == d->member_self ? "self" : imexctl_member_state_name(m->state));
+			  i == d->member_self ? "self" : imexctl_member_state_name(m->state),
+			  since[0] ? since : "-", why ? why : "-");
 	}
 	table_print(t);
 	table_free(t);
@@ -109,9 +127,16 @@ void domain_print(const struct imexctl_domain *d)
 	print_matrix(d);
 }
 
-static struct json_object *member_json(const struct imexctl_member *m)
+static struct json_object *json_string_or_null(const char *s)
 {
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *member_json(const struct imexctl_domain *d, size_t at)
+{
+	const struct imexctl_member *m = &d->members[at];
 	struct json_object *o = json_object_new_object(), *v = NULL;
+	char since[32];
 	size_t i;
 
 	json_object_object_add(o, "name", json_object_new_string(m->name));
@@ -125,6 +150,9 @@ static struct json_object *member_json(const struct imexctl_member *m)
 						      imexctl_member_state_name(m->view[i])));
 	}
 	json_object_object_add(o, "view", v);
+	json_object_object_add(o, "reason", json_string_or_null(imexctl_member_reason(d, at)));
+	format_since(imexctl_member_since(d, at), since, sizeof(since));
+	json_object_object_add(o, "since", json_string_or_null(since[0] ? since : NULL));
 	return o;
 }
 
@@ -149,7 +177,8 @@ struct json_object *domain_json(const struct imexctl_domain *d, bool full)
 		return o;
 	members = json_object_new_array();
 	for (i = 0; i < d->n_members; i++)
-		json_object_array_add(members, member_json(&d->members[i]));
+		json_object_array_add(members, member_json(d, i));
+	json_object_object_add(o, "reason", json_string_or_null(imexctl_domain_reason(d)));
 	json_object_object_add(o, "members", members);
 	json_object_object_add(o, "channels", json_ids(d->channel_ids, d->n_channel_ids));
 	return o;

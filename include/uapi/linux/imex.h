@@ -82,10 +82,14 @@
  *      IMEX_A_MEMBER_SELF (u32 index of this node in the member list),
  *      IMEX_A_GENERATION (u32, bumped on every change of the domain),
  *      IMEX_A_DOMAIN_GENERATION (u64, as the last IMEX_CMD_DOMAIN_SET gave
- *      it), and in doit replies only:
+ *      it), IMEX_A_DOMAIN_REASON (string, why it is not READY, when known),
+ *      and in doit replies only:
  *      IMEX_A_MEMBERS: nested array, each
  *          IMEX_A_MEMBER_ENTRY_NAME, IMEX_A_MEMBER_ADDR,
  *          IMEX_A_MEMBER_STATE: u32 enum imex_member_state, as this node sees it
+ *          IMEX_A_MEMBER_REASON: string, why (absent: none given)
+ *          IMEX_A_MEMBER_SINCE: u64 ms since the epoch it is in that state
+ *                               (absent: not known)
  *          IMEX_A_MEMBER_VIEW: binary, one u8 enum imex_member_state per member:
  *                              how that member sees each other member (the row
  *                              of the From\To matrix; absent if not known, or
@@ -165,9 +169,23 @@
  * and IMEX_CMD_NODE_LEAVE came after them, at the end).
  *
  * IMEX_CMD_DOMAIN_SET_STATUS (manager): IMEX_A_DOMAIN_NAME,
- *      IMEX_A_DOMAIN_STATE (READY or DEGRADED), optional IMEX_A_MEMBERS with
- *      IMEX_A_MEMBER_ENTRY_NAME + IMEX_A_MEMBER_STATE + IMEX_A_MEMBER_VIEW
- *      (members not named keep their state).
+ *      IMEX_A_DOMAIN_STATE (READY or DEGRADED), optional IMEX_A_DOMAIN_REASON
+ *      (< IMEX_MESSAGE_MAX; dropped when READY), optional IMEX_A_MEMBERS with
+ *      IMEX_A_MEMBER_ENTRY_NAME + IMEX_A_MEMBER_STATE + IMEX_A_MEMBER_VIEW +
+ *      IMEX_A_MEMBER_REASON + IMEX_A_MEMBER_SINCE (members not named keep
+ *      their state; a named one's reason and since are replaced, absent
+ *      meaning none).  A refused status changes nothing.  The notification
+ *      on "events" carries the summary and, in IMEX_A_MEMBERS, the entries
+ *      (no views) whose state, reason or since it changed, up to 32 KiB.
+ *      When the manager goes, the module sets every domain DOWN with its
+ *      own IMEX_A_DOMAIN_REASON.
+ *
+ * IMEX_CMD_IMPORTS_REVOKED (notification on "events"): imports were
+ *      revoked (IMPORT_REVOKE, imexd gone, an export ended, a channel
+ *      revoked): one per importing domain, exporting node and reason of one
+ *      operation, never one per import: IMEX_A_DOMAIN_NAME,
+ *      IMEX_A_DOMAIN_UUID, IMEX_A_HANDLE_NODE, IMEX_A_REVOKE_REASON,
+ *      IMEX_A_IMPORT_COUNT.
  *
  * Export and import (the data path a channel guards; see "Channel fd
  * ioctls" below for the process side):

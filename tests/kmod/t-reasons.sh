@@ -1,0 +1,113 @@
+# Reasons: the manager's words for a domain that is not READY and for each
+# member's state are stored, reported and cleared; a reason too long is
+# refused and changes nothing; the status event carries the members it
+# changed; the module says why domains are DOWN when imexd goes; revoked
+# imports come as one IMPORTS_REVOKED event per domain, node and reason.
+. tests/vm/lib.sh
+. tests/kmod/common.sh
+. tests/kmod/share-lib.sh
+UA=aaaaaaaa-0000-0000-0000-0000000000a7
+SETA="name=da uuid=$UA fabric=$FABRIC"
+LONG=$(printf '%0256d' 0)	# IMEX_MESSAGE_MAX: 255 characters and the NUL
+MAXR=$(printf '%0255d' 0)
+
+$NL -q node-set node_uuid=$NODEU || fail "node-set"
+
+# dom NAME PATTERN... : the domain's doit line matches every pattern
+# (a leading '!' : matches none).
+cat > "$OUT/dom.sh" <<'EOF'
+name=$1; shift
+line=$(tests/kmod/imex-nl domain name=$name) || exit 1
+for p in "$@"; do
+	case $p in
+	!*) ! echo "$line" | grep -q -- "${p#!}" || { echo "domain $name: '${p#!}' in: $line" >&2; exit 1; } ;;
+	*) echo "$line" | grep -q -- "$p" || { echo "domain $name: no '$p' in: $line" >&2; exit 1; } ;;
+	esac
+done
+EOF
+# listen TAG COUNT: an events listener for COUNT events, joined when this returns.
+cat > "$OUT/listen.sh" <<'EOF'
+tests/kmod/imex-nl events count=$2 timeout=20000 > "$IMEX_VM_OUT/ev-$1.log" 2>&1 &
+echo $! > "$IMEX_VM_OUT/ev-$1.pid"
+i=0; until grep -q poll /proc/$!/wchan 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done
+EOF
+# heard TAG PATTERN... : the listener got its events; its log matches each
+# pattern (a leading '!' : matches none).
+cat > "$OUT/heard.sh" <<'EOF'
+tag=$1; shift
+pid=$(cat "$IMEX_VM_OUT/ev-$tag.pid")
+i=0; while kill -0 $pid 2>/dev/null; do i=$((i+1)); [ $i -lt 250 ] || { echo "listener $tag still waiting" >&2; exit 1; }; sleep 0.1; done
+for p in "$@"; do
+	case $p in
+	!*) ! grep -q -- "${p#!}" "$IMEX_VM_OUT/ev-$tag.log" || { echo "event $tag: '${p#!}' in: $(cat "$IMEX_VM_OUT/ev-$tag.log")" >&2; exit 1; } ;;
+	*) grep -q -- "$p" "$IMEX_VM_OUT/ev-$tag.log" || { echo "event $tag: no '$p' in: $(cat "$IMEX_VM_OUT/ev-$tag.log")" >&2; exit 1; } ;;
+	esac
+done
+EOF
+DOM="sh $OUT/dom.sh"
+LISTEN="sh $OUT/listen.sh"
+HEARD="sh $OUT/heard.sh"
+SNAP=". tests/vm/lib.sh; . tests/kmod/common.sh; state_snapshot"
+
+$NL -f - > "$OUT/reasons.log" 2>&1 <<SCRIPT || fail "reasons: $(cat "$OUT/reasons.log")"
+attach
+set $SETA members=$NODE,peer1,peer2 gen=1 channels=1
+sh $DOM da state=3 'reason="no member status from imexd yet"'
+sh $LISTEN st1 1
+status name=da state=degraded dreason=peer1_heartbeat_lost view=peer1:4,peer2:2 mreason=peer1:heartbeat_lost_at_T msince=peer1:1700000000000 mreason=peer2:never_connected msince=peer2:1690000000000
+sh $HEARD st1 cmd=8 'reason="peer1_heartbeat_lost"' member=peer1@:4 'why\[peer1\]="heartbeat_lost_at_T"' 'since\[peer1\]=1700000000000' member=peer2@:2 'why\[peer2\]="never_connected"' '!member=$NODE'
+sh $DOM da state=3 'reason="peer1_heartbeat_lost"' 'why\[peer1\]="heartbeat_lost_at_T"' 'since\[peer1\]=1700000000000' 'why\[peer2\]="never_connected"' 'since\[peer2\]=1690000000000'
+sh $LISTEN st2 1
+status name=da state=degraded dreason=peer1_heartbeat_lost view=peer1:4,peer2:2 mreason=peer1:heartbeat_lost_at_T msince=peer1:1700000000000 mreason=peer2:still_never msince=peer2:1690000000000
+sh $HEARD st2 cmd=8 member=peer2@:2 'why\[peer2\]="still_never"' '!member=peer1'
+status name=da state=degraded view=peer1:4 mreason=peer1:$MAXR
+sh $DOM da 'why\[peer1\]="$MAXR"' '!reason='
+sh $SNAP $OUT/before
+!EINVAL status name=da state=ready view=peer1:3 mreason=peer1:$LONG
+msg Attribute failed policy validation
+!EINVAL status name=da state=degraded dreason=$LONG view=peer1:3
+msg Attribute failed policy validation
+!ENOENT status name=da state=ready view=peer1:3,nosuch:3 mreason=peer1:fine
+sh $SNAP $OUT/after
+sh cmp $OUT/before $OUT/after
+status name=da state=ready dreason=ignored_when_ready view=peer1:3,peer2:3
+sh $DOM da state=2 '!reason=' '!why\[' '!since\['
+status name=da state=degraded dreason=peer2_refused view=peer2:7 mreason=peer2:TLS_refused msince=peer2:1800000000000
+sh $DOM da member=peer2@:7 'why\[peer2\]="TLS_refused"' 'reason="peer2_refused"'
+SCRIPT
+$DOM da state=1 'reason="imexd exited: no manager on this node"' 'why\[peer2\]="TLS_refused"' ||
+	fail "DOWN without its reason: $($NL domain name=da)"
+$NL -f - > "$OUT/detach.log" 2>&1 <<SCRIPT || fail "detach: $(cat "$OUT/detach.log")"
+attach
+status name=da state=degraded dreason=waiting
+detach
+sh $DOM da state=1 'reason="imexd detached: no manager on this node"'
+SCRIPT
+$DOM da state=1 'reason="imexd detached: no manager on this node"' ||
+	fail "reason changed while DOWN: $($NL domain name=da)"
+t_ok "reasons stored, reported, cleared; too long refused, nothing changed; the event carries changed members; DOWN says why"
+
+# Two local imports of one export; the export ends: one event, count 2.
+$NL -f - > "$OUT/revoked.log" 2>&1 <<SCRIPT || fail "imports revoked: $(cat "$OUT/revoked.log")"
+attach
+status name=da state=ready
+sh $SHARE -c 1 export --desc one --hold --handle-file $OUT/h1 > $OUT/exp1.log 2>&1 & echo \$! > $OUT/exp1.pid
+sh i=0; until test -s $OUT/h1; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh $SHARE -c 1 import \$(cat $OUT/h1) --wait-revoke 60 > $OUT/imp1a.log 2>&1 & echo \$! > $OUT/imp1a.pid
+sh $SHARE -c 1 import \$(cat $OUT/h1) --wait-revoke 60 > $OUT/imp1b.log 2>&1 & echo \$! > $OUT/imp1b.pid
+sh i=0; until grep -q one $OUT/imp1a.log && grep -q one $OUT/imp1b.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh $LISTEN rv 1
+sh kill -TERM \$(cat $OUT/exp1.pid)
+sh $HEARD rv cmd=36 name=da uuid=$UA handle_node=$NODEU imports=2 revoke_reason=0
+sh i=0; until ! kill -0 \$(cat $OUT/imp1a.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh i=0; until ! kill -0 \$(cat $OUT/imp1b.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh grep -q 'reason unexported' $OUT/imp1a.log
+SCRIPT
+expect_counts 0 0
+t_ok "imports revoked: one event per domain, node and reason"
+
+$NL -q -f - <<SCRIPT || fail "remove da"
+attach
+remove name=da
+SCRIPT
+t_done
