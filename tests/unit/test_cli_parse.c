@@ -19,6 +19,7 @@
 #include "args.h"
 #include "cli.h"
 #include "node_list.h"
+#include "node_status.h"
 #include "test_util.h"
 
 /* Interposed over libc's socket() (libnl included): counts netlink sockets. */
@@ -405,6 +406,102 @@ static void test_node_list_parse(void **state)
 	USAGE("node", "list", "--state-dir");
 }
 
+static void test_node_status_parse(void **state)
+{
+	char *plain[] = { "status", NULL };
+	char *dir[] = { "status", "--state-dir", "/srv/imexd", "--json", NULL };
+	struct node_status_args s = { 0 };
+
+	(void)state;
+	assert_int_equal(node_status_parse(1, plain, &s), 0);
+	assert_null(s.state_dir);
+	assert_false(s.json);
+	assert_int_equal(node_status_parse(4, dir, &s), 0);
+	assert_string_equal(s.state_dir, "/srv/imexd");
+	assert_true(s.json);
+	USAGE("node", "status", "n2");
+	USAGE("node", "status", "--state-dir", "");
+	USAGE("node", "status", "--bogus");
+}
+
+/* The probe's verdict in each state it can see. */
+static void test_node_status_judge(void **state)
+{
+	struct cli_group_member m[3] = {
+		{ .name = "a", .role = "voter", .self = true, .leader = true },
+		{ .name = "b", .role = "voter", .has_connected = true, .connected = true },
+		{ .name = "c", .role = "voter", .has_connected = true },
+	};
+	struct cli_group g = { .node = "a", .pid = 42, .member = true, .leader = "a",
+			       .m = m, .n = 3 };
+	struct imexctl_domain d[2] = {
+		{ .name = "job1", .state = IMEXCTL_DOMAIN_READY },
+		{ .name = "job2", .state = IMEXCTL_DOMAIN_READY },
+	};
+	struct node_status_in in = { .manager_pid = 42, .doms = d, .ndoms = 2,
+				     .group_path = "/x/members.json", .group = &g };
+	struct node_status_out out;
+
+	(void)state;
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_READY);
+	assert_string_equal(out.word, "ready");
+	assert_int_equal(out.voters, 3);
+	assert_int_equal(out.voters_up, 2);
+	assert_non_null(strstr(out.reason, "2 domain(s) READY, leader a, 2 of 3 voters"));
+
+	d[1].state = IMEXCTL_DOMAIN_DEGRADED;
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_string_equal(out.reason, "1 of 2 domain(s) not READY (first: job2)");
+	d[1].state = IMEXCTL_DOMAIN_READY;
+
+	g.leader[0] = '\0';
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_string_equal(out.reason, "no agreement leader known to this node");
+	snprintf(g.leader, sizeof(g.leader), "a");
+
+	m[1].connected = false;		/* 1 of 3 voters: no majority */
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_string_equal(out.reason, "no quorum: this node reaches 1 of the group's 3 voters");
+	m[1].connected = true;
+
+	g.member = false;
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	g.member = true;
+
+	g.pid = 41;			/* left by an earlier imexd */
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+	g.pid = 42;
+
+	in.group_err = -EACCES;		/* not root */
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+	assert_non_null(strstr(out.reason, "Permission denied"));
+	in.group_err = 0;
+
+	in.manager_pid = 0;
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_NOT_RUNNING);
+	assert_string_equal(out.reason, "imexd is not attached to the imex module");
+
+	in.node_err = -ENODEV;
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_NOT_RUNNING);
+	assert_string_equal(out.reason, "the imex module is not loaded");
+
+	in.node_err = -EPERM;
+	in.node_errmsg = "not permitted";
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+	/* Never the usage error's 2, nor the generic failure's overlap. */
+	assert_int_not_equal(out.code, EXIT_USAGE);
+}
+
 /* STATE_DIRECTORY from imexd.conf: blanks around '=', the last one wins
  * as imexd would refuse a repeat anyway; no file: the default. */
 static void test_node_list_state_dir_from_imexd_conf(void **state)
@@ -743,6 +840,8 @@ int main(void)
 		cmocka_unit_test(test_defaults_are_filled_in),
 		cmocka_unit_test(test_node_join_and_leave_parse),
 		cmocka_unit_test(test_node_list_parse),
+		cmocka_unit_test(test_node_status_parse),
+		cmocka_unit_test(test_node_status_judge),
 		cmocka_unit_test(test_node_list_state_dir_from_imexd_conf),
 		cmocka_unit_test(test_node_list_reads_and_prints_the_view),
 		cmocka_unit_test(test_node_list_refuses_a_bad_file),
