@@ -230,8 +230,8 @@ static void do_kernel(struct daemon *d, const struct imexd_node_action *a)
 		log_domain(LOG_INFO, IMEXD_MSGID_DOMAIN_KERNEL, a->def->name,
 			   NULL, "domain %s (%s): %s generation %" PRIu64 " in the kernel",
 			   a->def->name, u,
-			 a->type == IMEXD_NODE_KERNEL_SET ? "holds" : "removed at",
-			 a->def->generation);
+			   a->type == IMEXD_NODE_KERNEL_SET ? "holds" : "removed at",
+			   a->def->generation);
 	if (imexd_kernel_read_domains(d->kernel, &kdefs, &nk, rmsg,
 				      sizeof(rmsg)) < 0) {
 		log_err("cannot read the domains the kernel holds: %s", rmsg);
