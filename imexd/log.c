@@ -66,15 +66,23 @@ bool imexd_log_stderr_is_journal(void)
 	unsigned long long dev, ino;
 	const char *e;
 	struct stat st;
+	char *end;
 
 	if (log_journal >= 0)
 		return log_journal;
 	log_journal = 0;
 	e = getenv("JOURNAL_STREAM");
-	if (e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 &&
-	    !fstat(2, &st) && (unsigned long long)st.st_dev == dev &&
-	    (unsigned long long)st.st_ino == ino)
-		log_journal = 1;
+	if (!e || fstat(2, &st))
+		return false;
+	dev = strtoull(e, &end, 10);
+	if (end == e || *end != ':')
+		return false;
+	e = end + 1;
+	ino = strtoull(e, &end, 10);
+	if (end == e || *end)
+		return false;
+	log_journal = (unsigned long long)st.st_dev == dev &&
+		      (unsigned long long)st.st_ino == ino;
 	return log_journal;
 }
 
