@@ -5,6 +5,7 @@
 # systemd's systemd-cat does not set JOURNAL_STREAM, so it is set as systemd
 # sets it: DEV:INODE of that stream).  journalctl IMEX_DOMAIN=NAME then
 # lists that domain's lines and not another's, each with a MESSAGE_ID.
+W=/tmp/imexd-journal		# not single.sh's state directory
 . tests/imexd-vm/common.sh
 
 JOURNALD=/lib/systemd/systemd-journald

@@ -108,7 +108,7 @@ _wait_until 10 domain_is d1 2 && t_ok "d1 is READY" ||
 	t_fail "d1 state: $($NL domain name=d1)"
 # members.json comes within a second of a change: wait for the verdict.
 _wait_until 20 probe_is 0 &&
-	grep -q "^ready: imexd (pid $IMEXD_PID) runs, 1 domain(s) READY, leader $ME, 1 of 1 voters" "$W/probe.out" &&
+	grep -q "^ready: imexd (pid $IMEXD_PID) runs, 1 domain(s) READY, leader $ME," "$W/probe.out" &&
 	t_ok "probe with d1 READY: exit 0, $(cat "$W/probe.out")" ||
 	t_fail "probe with d1 READY: $(cat "$W/probe.out")"
 $IMEXCTL node status --json --state-dir "$W/state" > "$W/probe.json" 2>&1
