@@ -185,8 +185,12 @@ if [ "$role" = a ]; then
 	fi
 	# The probe while b's imexd is gone: degraded (1), pd not READY or
 	# no quorum (b is half the voters), as long as b is not connected.
+	b_state() { # vm-b's member state in a's kernel (member=NAME@ADDR:STATE:N)
+		$NL domain name=pd | tr ' ' '\n' |
+			sed -n 's/^member=vm-b@.*:\([0-9]*\):[0-9]*$/\1/p'
+	}
 	b_lost_degraded() {
-		probe_is 1 && ! $NL domain name=pd | grep -q "member=vm-b@[^ ]*:2"
+		probe_is 1 && [ "$(b_state)" != 2 ]
 	}
 	_wait_until 120 b_lost_degraded &&
 		t_ok "a: probe with vm-b lost: exit 1, $(cat "$W/probe.out")" ||
