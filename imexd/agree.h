@@ -61,6 +61,7 @@
 
 #include "consensus.h"
 #include "fsm.h"
+#include "logfields.h"
 #include "raftlog.h"
 #include "reconcile.h"
 
@@ -121,6 +122,7 @@ enum imexd_agree_action_type {
 /* Pointers in an action stay valid until the next input call. */
 struct imexd_agree_action {
 	enum imexd_agree_action_type type;
+	struct imexd_log_fields fields;	/* LOG: msgid NULL: none */
 	const char *to;			/* SEND, FORWARD, REPLY, JOIN_CHECK */
 	uint64_t tag;			/* FORWARD, REPLY, DONE, JOIN_CHECK */
 	const uint8_t *data;		/* SEND, FORWARD, APPLIED */

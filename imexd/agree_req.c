@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agree_internal.h"
+#include "msgid.h"
 
 /* ---- growth and scratch -------------------------------------------------- */
 
@@ -91,22 +92,46 @@ const struct imexd_def *ag_def(struct imexd_agree *a,
 	return d;
 }
 
-__attribute__((format(printf, 3, 4)))
-int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
+static int ag_vlog(struct imexd_agree *a, const struct imexd_log_fields *f,
+		   int level, const char *fmt, va_list ap)
 {
 	struct imexd_agree_action *act;
 	char buf[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	act = ag_push(a, IMEXD_AGREE_LOG);
 	if (!act)
 		return -ENOMEM;
 	act->level = level;
+	if (f)
+		act->fields = *f;
 	act->message = ag_str(a, buf);
 	return act->message ? 0 : -ENOMEM;
+}
+
+__attribute__((format(printf, 3, 4)))
+int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
+{
+	va_list ap;
+	int rv;
+
+	va_start(ap, fmt);
+	rv = ag_vlog(a, NULL, level, fmt, ap);
+	va_end(ap);
+	return rv;
+}
+
+__attribute__((format(printf, 4, 5)))
+int ag_log_f(struct imexd_agree *a, const struct imexd_log_fields *f,
+	     int level, const char *fmt, ...)
+{
+	va_list ap;
+	int rv;
+
+	va_start(ap, fmt);
+	rv = ag_vlog(a, f, level, fmt, ap);
+	va_end(ap);
+	return rv;
 }
 
 #define AG_LOG_INTERVAL_MS	60000
@@ -462,6 +487,7 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	char address[IMEX_NAME_MAX + IMEXD_ADDR_MAX + 2];
 	bool join = r->type == IMEXD_CMD_NODE_JOIN;
 	const struct imexd_def *d;
+	struct imexd_log_fields lf;
 	struct imexd_cmd cmd;
 	raft_index index;
 	raft_id leader;
@@ -529,7 +555,9 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 			       &leader);
 	if (!rv) {
 		r->state = REQ_SUBMITTED;
-		rv = ag_log(a, 6, "%s node %s (entry %llu)",
+		imexd_log_fields_set(&lf, IMEXD_MSGID_NODE_CHANGE, NULL,
+				     cmd.u.node.name);
+		rv = ag_log_f(a, &lf, 6, "%s node %s (entry %llu)",
 			    join ? "adding" : "removing", address,
 			    (unsigned long long)index);
 		return rv ? rv : ag_pump(a, now);

@@ -23,6 +23,7 @@
 #include "broker.h"
 #include "grow.h"
 #include "metrics.h"
+#include "msgid.h"
 
 #define BRK_NO_TIME		UINT64_MAX
 #define BRK_LOG_INTERVAL_MS	60000	/* rate limit: one line a minute */
@@ -109,6 +110,7 @@ struct imexd_broker {
 
 	struct brk_act *acts;
 	size_t nacts, next_act, acts_cap;
+	struct imexd_log_fields next_fields;	/* of the next log line */
 };
 
 static void uuid_fmt(const uint8_t u[16], char out[37])
@@ -152,6 +154,13 @@ static struct brk_act *brk_push(struct imexd_broker *b,
 	return e;
 }
 
+/* Fields for the next log line (brk_log, brk_log_limited) only. */
+static void brk_fields(struct imexd_broker *b, const char *msgid,
+		       const char *domain, const char *node)
+{
+	imexd_log_fields_set(&b->next_fields, msgid, domain, node);
+}
+
 static void brk_vtext(struct brk_act *e, const char *fmt, va_list ap)
 {
 	vsnprintf(e->text, sizeof(e->text), fmt, ap);
@@ -163,6 +172,9 @@ static void brk_log(struct imexd_broker *b, int level, const char *fmt, ...)
 	struct brk_act *e = brk_push(b, IMEXD_BROKER_LOG);
 	va_list ap;
 
+	if (e)
+		e->a.fields = b->next_fields;
+	memset(&b->next_fields, 0, sizeof(b->next_fields));
 	if (!e)
 		return;
 	e->a.level = level;
@@ -183,10 +195,14 @@ static void brk_log_limited(struct imexd_broker *b, uint64_t now,
 	va_list ap;
 
 	if (l->used && now >= l->last && now - l->last < BRK_LOG_INTERVAL_MS) {
+		memset(&b->next_fields, 0, sizeof(b->next_fields));
 		l->skipped++;
 		return;
 	}
 	e = brk_push(b, IMEXD_BROKER_LOG);
+	if (e)
+		e->a.fields = b->next_fields;
+	memset(&b->next_fields, 0, sizeof(b->next_fields));
 	if (!e)
 		return;
 	e->a.level = level;
@@ -479,6 +495,7 @@ void imexd_broker_import(struct imexd_broker *b, uint64_t now,
 	peer = brk_exporter(b, fsm, d, imp->handle_node, &many);
 	if (!peer) {
 		known = brk_node_name(fsm, imp->handle_node);
+		brk_fields(b, IMEXD_MSGID_IMPORT_REFUSED, d->name, known);
 		brk_log(b, LOG_INFO,
 			"import %llu refused: node %s%s%s%s is %s of domain '%s'",
 			(unsigned long long)imp->import_id, u,
@@ -605,6 +622,7 @@ static void brk_req_in(struct imexd_broker *b, uint64_t now,
 	}
 	if (!brk_domain(b, fsm, msg->domain_uuid, from)) {
 		uuid_fmt(msg->domain_uuid, du);
+		brk_fields(b, IMEXD_MSGID_IMPORT_REFUSED, NULL, from);
 		brk_log_limited(b, now, BRK_LIM_REQ_REFUSED, LOG_WARNING,
 				"IMPORT_REQ from node '%s' for domain %s, which does not name both it and this node: refused (EACCES)",
 				from, du);

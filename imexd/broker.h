@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "fsm.h"
+#include "logfields.h"
 #include "wire.h"
 
 #define IMEXD_BROKER_IMPORTS_MAX	4096
@@ -77,6 +78,7 @@ enum imexd_broker_action_type {
 /* Pointers stay valid until the next call into the part. */
 struct imexd_broker_action {
 	enum imexd_broker_action_type type;
+	struct imexd_log_fields fields;	/* LOG: msgid NULL: none */
 	const char *to;
 	struct imexd_msg *msg;		/* the caller may fill header fields */
 	uint64_t import_id;

@@ -236,14 +236,17 @@ static void do_kernel(struct daemon *d, const struct imexd_node_action *a)
 		r = imexd_kernel_domain_remove(d->kernel, a->def->name,
 					       a->def->uuid, msg, sizeof(msg));
 	if (r < 0)
-		log_warn("the kernel refused to %s domain %s (%s) generation %" PRIu64 ": %s",
-			 a->type == IMEXD_NODE_KERNEL_SET ? "set" : "remove",
-			 a->def->name, u, a->def->generation, msg);
+		log_domain(LOG_WARNING, IMEXD_MSGID_DOMAIN_KERNEL_REFUSED,
+			   a->def->name, NULL,
+			   "the kernel refused to %s domain %s (%s) generation %" PRIu64 ": %s",
+			   a->type == IMEXD_NODE_KERNEL_SET ? "set" : "remove",
+			   a->def->name, u, a->def->generation, msg);
 	else
-		log_info("domain %s (%s): %s generation %" PRIu64 " in the kernel",
-			 a->def->name, u,
-			 a->type == IMEXD_NODE_KERNEL_SET ? "holds" : "removed at",
-			 a->def->generation);
+		log_domain(LOG_INFO, IMEXD_MSGID_DOMAIN_KERNEL, a->def->name,
+			   NULL, "domain %s (%s): %s generation %" PRIu64 " in the kernel",
+			   a->def->name, u,
+			   a->type == IMEXD_NODE_KERNEL_SET ? "holds" : "removed at",
+			   a->def->generation);
 	if (imexd_kernel_read_domains(d->kernel, &kdefs, &nk, rmsg,
 				      sizeof(rmsg)) < 0) {
 		log_err("cannot read the domains the kernel holds: %s", rmsg);
@@ -344,8 +347,9 @@ static void do_import(struct daemon *d, const struct imexd_node_action *a)
 			log_warn("cannot revoke imports of node %s (%s): %s",
 				 u, revoke_reason_name(a->reason), msg);
 		else if (count)
-			log_info("revoked %u import(s) of node %s's exports: %s",
-				 count, u, revoke_reason_name(a->reason));
+			log_domain(LOG_INFO, IMEXD_MSGID_IMPORTS_REVOKED, NULL,
+				   NULL, "revoked %u import(s) of node %s's exports: %s",
+				   count, u, revoke_reason_name(a->reason));
 		break;
 	default:
 		break;
@@ -406,8 +410,10 @@ static void do_action(struct daemon *d, const struct imexd_node_action *a)
 	case IMEXD_NODE_KERNEL_STATUS:
 		r = imexd_kernel_set_status(d->kernel, a->status, msg, sizeof(msg));
 		if (r < 0)
-			log_warn("cannot push the health of domain %s to the kernel: %s",
-				 a->status->name, msg);
+			log_domain(LOG_WARNING, IMEXD_MSGID_DOMAIN_HEALTH_FAILED,
+				   a->status->name, NULL,
+				   "cannot push the health of domain %s to the kernel: %s",
+				   a->status->name, msg);
 		else
 			note_domain(d, a->status);
 		break;
@@ -415,7 +421,9 @@ static void do_action(struct daemon *d, const struct imexd_node_action *a)
 		do_request_done(d, a);
 		break;
 	case IMEXD_NODE_LOG:
-		imexd_log(a->level, "%s", a->text);
+		imexd_log_at(__FILE__, __LINE__, __func__, a->level,
+			     a->fields.msgid ? &a->fields : NULL, "%s",
+			     a->text);
 		break;
 	case IMEXD_NODE_IMPORT_DONE:
 	case IMEXD_NODE_IMPORT_CHECK:
@@ -541,6 +549,7 @@ static void accept_requests(struct daemon *d)
 {
 	/* Each wakeup takes everything waiting, bounded by the kernel's cap. */
 	for (int i = 0; i < 2 * IMEX_REQS_MAX; i++) {
+		struct imexd_log_fields lf;
 		struct imexd_request req;
 		char msg[512] = "", u[37];
 		int r;
@@ -560,10 +569,16 @@ static void accept_requests(struct daemon *d)
 			return;
 		}
 		imexd_uuid_str(req.uuid, u);
-		log_info("request %" PRIu64 ": %s %s%s%s", req.req_id,
-			 imexd_kernel_cmd_name(req.cmd),
-			 req.name[0] ? req.name : req.member,
-			 req.has_uuid ? " uuid " : "", req.has_uuid ? u : "");
+		imexd_log_fields_set(&lf, IMEXD_MSGID_REQUEST, req.name,
+				     req.member);
+		/* A channel request for one channel names it. */
+		lf.has_channel = req.nids == 1;
+		lf.channel = req.nids == 1 ? req.ids[0] : 0;
+		IMEXD_LOG_AT(LOG_INFO, &lf, "request %" PRIu64 ": %s %s%s%s",
+			     req.req_id, imexd_kernel_cmd_name(req.cmd),
+			     req.name[0] ? req.name : req.member,
+			     req.has_uuid ? " uuid " : "",
+			     req.has_uuid ? u : "");
 		imexd_node_request(d->core, now_ms(), &req);
 		imexd_kernel_request_release(&req);
 		drain(d);

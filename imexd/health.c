@@ -41,18 +41,36 @@ const char *hl_state_name(uint8_t s)
 
 /* ---- log lines ----------------------------------------------------------- */
 
-void hl_log(struct imexd_health *h, int level, const char *fmt, ...)
+static void hl_vlog(struct imexd_health *h, const char *msgid,
+		    const char *domain, const char *node, int level,
+		    const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	if (h->nlines >= h->t.lines_cap) {
 		h->dropped++;
 		return;
 	}
-	va_start(ap, fmt);
 	vsnprintf(h->t.lines[h->nlines], HL_LINE, fmt, ap);
-	va_end(ap);
+	imexd_log_fields_set(&h->t.fields[h->nlines], msgid, domain, node);
 	h->t.levels[h->nlines++] = level;
+}
+
+void hl_log(struct imexd_health *h, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hl_vlog(h, NULL, NULL, NULL, level, fmt, ap);
+	va_end(ap);
+}
+
+void hl_log_f(struct imexd_health *h, const char *msgid, const char *domain,
+	      const char *node, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hl_vlog(h, msgid, domain, node, level, fmt, ap);
+	va_end(ap);
 }
 
 /* About what a peer sent: rate-limited per kind, with what was held back. */
@@ -213,7 +231,8 @@ static void set_state(struct imexd_health *h, int p, uint8_t state,
 
 	if (pe->state == state)
 		return;
-	hl_log(h, state == IMEX_MEMBER_CONNECTED ? L_INFO : L_WARN,
+	hl_log_f(h, IMEXD_MSGID_MEMBER_STATE, NULL, pe->name,
+		 state == IMEX_MEMBER_CONNECTED ? L_INFO : L_WARN,
 	       "node '%s': %s%s%s%s", pe->name, hl_state_name(state),
 	       why ? " (" : "", why ? why : "", why ? ")" : "");
 	/* What it reported held while it was connected; now it is stale. */
@@ -796,6 +815,7 @@ bool imexd_health_next(struct imexd_health *h, struct imexd_health_action *a)
 	if (h->line_rd < h->nlines) {
 		a->type = IMEXD_HEALTH_LOG;
 		a->level = t->levels[h->line_rd];
+		a->fields = t->fields[h->line_rd];
 		a->text = t->lines[h->line_rd++];
 		return true;
 	}

@@ -61,6 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "logfields.h"
 #include "wire.h"
 
 struct imexd_health;
@@ -111,6 +112,7 @@ struct imexd_health_action {
 	const struct imexd_domain_status *status;
 	int level;
 	const char *text;
+	struct imexd_log_fields fields;	/* LOG: msgid NULL: none */
 };
 
 int imexd_health_new(const struct imexd_health_config *cfg,

@@ -8,6 +8,7 @@
 #define IMEXD_HEALTH_INTERNAL_H
 
 #include "health.h"
+#include "msgid.h"
 
 #define HB_DEFAULT_MS	1000
 #define MISS_DEFAULT	3
@@ -88,6 +89,7 @@ struct htab {
 	struct imexd_member_status *members;	/* scratch: largest domain */
 	char (*lines)[HL_LINE];
 	int *levels;
+	struct imexd_log_fields *fields;	/* of each line */
 	size_t lines_cap;
 };
 
@@ -131,6 +133,10 @@ static inline uint64_t hl_tat_next(uint64_t tat, uint64_t now, uint64_t gap)
 /* health.c */
 __attribute__((format(printf, 3, 4)))
 void hl_log(struct imexd_health *h, int level, const char *fmt, ...);
+/* A line with fields: kind @msgid about @domain, @node (NULL: none). */
+__attribute__((format(printf, 6, 7)))
+void hl_log_f(struct imexd_health *h, const char *msgid, const char *domain,
+	      const char *node, int level, const char *fmt, ...);
 const char *hl_state_name(uint8_t s);
 int hl_peer_find(const struct htab *t, const char *name);
 int hl_dom_find(const struct htab *t, const uint8_t uuid[16]);

@@ -270,11 +270,14 @@ void hl_status_flush(struct imexd_health *h)
 			continue;
 		if (d->last_state != state) {
 			if (state == IMEX_DOMAIN_READY)
-				hl_log(h, L_INFO, "domain '%s': READY",
-				       d->st.name);
+				hl_log_f(h, IMEXD_MSGID_DOMAIN_READY,
+					 d->st.name, NULL, L_INFO,
+					 "domain '%s': READY", d->st.name);
 			else
-				hl_log(h, L_INFO, "domain '%s': DEGRADED (%s)",
-				       d->st.name, why);
+				hl_log_f(h, IMEXD_MSGID_DOMAIN_DEGRADED,
+					 d->st.name, NULL, L_INFO,
+					 "domain '%s': DEGRADED (%s)",
+					 d->st.name, why);
 		}
 		memcpy(d->st.members, t->members, d->n * sizeof(*t->members));
 		memcpy(d->st.reason, reason, sizeof(d->st.reason));

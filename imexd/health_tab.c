@@ -35,6 +35,7 @@ void hl_tab_free(struct htab *t)
 	free(t->members);
 	free(t->lines);
 	free(t->levels);
+	free(t->fields);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -173,8 +174,9 @@ int hl_tab_build(const struct imexd_health *h,
 	t->members = calloc(maxn, sizeof(*t->members));
 	t->lines = calloc(t->lines_cap, sizeof(*t->lines));
 	t->levels = calloc(t->lines_cap, sizeof(*t->levels));
+	t->fields = calloc(t->lines_cap, sizeof(*t->fields));
 	if (!t->mark || !t->rview || !t->views || !t->gens || !t->members ||
-	    !t->lines || !t->levels)
+	    !t->lines || !t->levels || !t->fields)
 		goto nomem;
 	free(names);
 	return 0;
@@ -290,6 +292,7 @@ void hl_tab_swap(struct imexd_health *h, struct htab *t)
 			continue;
 		}
 		memcpy(t->lines[k], ot->lines[i], HL_LINE);
+		t->fields[k] = ot->fields[i];
 		t->levels[k++] = ot->levels[i];
 	}
 	h->line_rd = 0;

@@ -17,6 +17,7 @@
 
 #include "agree.h"
 #include "grow.h"
+#include "msgid.h"
 #include "node_internal.h"
 
 /* ---- the caller's action queue ------------------------------------------ */
@@ -56,22 +57,41 @@ void node_out_release(struct node_out *o)
 	o->st_members = NULL;
 }
 
-void node_log(struct imexd_node *n, int level, const char *fmt, ...)
+static void node_vlog(struct imexd_node *n, const struct imexd_log_fields *f,
+		      int level, const char *fmt, va_list ap)
 {
 	struct node_out *o = out_push(n, IMEXD_NODE_LOG);
-	va_list ap;
 
 	if (!o)
 		return;
-	va_start(ap, fmt);
 	if (vasprintf(&o->text, fmt, ap) < 0)
 		o->text = NULL;
-	va_end(ap);
 	if (!o->text) {
 		n->n_out--;
 		return;
 	}
 	o->a.level = level;
+	if (f)
+		o->a.fields = *f;
+}
+
+void node_log_f(struct imexd_node *n, const struct imexd_log_fields *f,
+		int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	node_vlog(n, f, level, fmt, ap);
+	va_end(ap);
+}
+
+void node_log(struct imexd_node *n, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	node_vlog(n, NULL, level, fmt, ap);
+	va_end(ap);
 }
 
 static char *dup_str(const char *s)
@@ -244,7 +264,7 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 			 aa->error ? aa->message : "ok");
 		break;
 	case IMEXD_AGREE_LOG:
-		node_log(n, aa->level, "%s", aa->message);
+		node_log_f(n, &aa->fields, aa->level, "%s", aa->message);
 		break;
 	case IMEXD_AGREE_JOIN_CHECK:
 		node_join_check(n, aa->to, aa->message, aa->tag);
@@ -299,6 +319,7 @@ void node_ag(struct imexd_node *n, int rv, const char *what)
 
 static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 {
+	struct imexd_log_fields lf;
 	struct node_out *o;
 
 	switch (pa->type) {
@@ -329,10 +350,13 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 		o = out_push(n, IMEXD_NODE_CONN_BOUND);
 		if (o)
 			o->a.conn = imexd_peers_conn(n->peers, pa->name);
-		if (pa->restarted)
-			node_log(n, IMEXD_LOG_INFO,
-				 "node '%s' restarted (a new instance): what it had exported is gone",
-				 pa->name);
+		if (pa->restarted) {
+			imexd_log_fields_set(&lf, IMEXD_MSGID_MEMBER_RESTARTED,
+					     NULL, pa->name);
+			node_log_f(n, &lf, IMEXD_LOG_INFO,
+				   "node '%s' restarted (a new instance): what it had exported is gone",
+				   pa->name);
+		}
 		imexd_health_peer_up(n->health, n->now, pa->name);
 		imexd_broker_peer_up(n->broker, n->now, pa->name,
 				     pa->restarted, node_fsm(n));
@@ -387,7 +411,7 @@ static void on_health(struct imexd_node *n,
 					     node_fsm(n));
 		break;
 	case IMEXD_HEALTH_LOG:
-		node_log(n, ha->level, "%s", ha->text);
+		node_log_f(n, &ha->fields, ha->level, "%s", ha->text);
 		break;
 	}
 }
@@ -402,7 +426,7 @@ static void on_broker(struct imexd_node *n,
 		send_msg(n, ba->to, ba->msg, "an import message");
 		return;
 	case IMEXD_BROKER_LOG:
-		node_log(n, ba->level, "%s", ba->text);
+		node_log_f(n, &ba->fields, ba->level, "%s", ba->text);
 		return;
 	case IMEXD_BROKER_DONE:
 		o = out_push(n, IMEXD_NODE_IMPORT_DONE);

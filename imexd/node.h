@@ -152,6 +152,7 @@ struct imexd_node_action {
 	uint8_t reason;			/* enum imex_revoke_reason */
 	const uint8_t *desc;
 	uint16_t desc_len;
+	struct imexd_log_fields fields;	/* LOG: msgid NULL: none */
 };
 
 /* 0, -EINVAL (a bad name, roster or config; logged in @err), -ENOMEM. */

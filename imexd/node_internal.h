@@ -132,6 +132,10 @@ struct imexd_node {
 
 /* node.c */
 bool node_log_due(struct imexd_node *n, const char *what, const char *name);
+/* A line with fields (@f NULL: none). */
+void node_log_f(struct imexd_node *n, const struct imexd_log_fields *f,
+		int level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void node_ag(struct imexd_node *n, int rv, const char *what);

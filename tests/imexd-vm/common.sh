@@ -6,6 +6,8 @@
 #   imexd_attached                  the running imexd is the kernel's manager
 #   imexd_stop                      SIGTERM, wait (bounded), 1 if it hangs
 #   domain_state NAME               the kernel's state of a domain (0..3)
+#   probe_is CODE                   imexctl node status exits CODE (its
+#                                   output in $W/probe.out)
 . tests/vm/lib.sh
 . tests/kmod/common.sh
 
@@ -53,6 +55,12 @@ imexd_stop() {
 
 domain_state() {
 	$NL domain name="$1" 2>/dev/null | sed -n 's/.* state=\([0-9]*\) .*/\1/p'
+}
+
+IMEXCTL=${IMEXCTL:-tools/imexctl/imexctl}
+probe_is() {
+	$IMEXCTL node status --state-dir "$W/state" > "$W/probe.out" 2>&1
+	[ $? = "$1" ]
 }
 
 domain_is() { # NAME STATE

@@ -12,6 +12,9 @@
 #      show pd --json' saying why vm-b is lost (with TLS: refused, and
 #      why); delete pd
 #   b: see pd and its devices gone
+# imexctl node status (the probe) says ready (0) on b with pd READY, not
+# running (3) on b once its imexd is killed, degraded (1) on a while vm-b
+# is lost, and ready (0) on a once it is back.
 . tests/imexd-vm/common.sh
 
 role=$1
@@ -212,6 +215,18 @@ if [ "$role" = a ]; then
 	else
 		t_fail "a: alloc: $(cat "$W/alloc.out"); $($NL channels name=pd)"
 	fi
+	# The probe while b's imexd is gone: degraded (1), pd not READY or
+	# no quorum (b is half the voters), as long as b is not connected.
+	b_state() { # vm-b's member state in a's kernel (member=NAME@ADDR:STATE:N)
+		$NL domain name=pd | tr ' ' '\n' |
+			sed -n 's/^member=vm-b@.*:\([0-9]*\):[0-9]*$/\1/p'
+	}
+	b_lost_degraded() {
+		probe_is 1 && [ "$(b_state)" != 2 ]
+	}
+	_wait_until 120 b_lost_degraded &&
+		t_ok "a: probe with vm-b lost: exit 1, $(cat "$W/probe.out")" ||
+		t_fail "a: probe with vm-b lost: $(cat "$W/probe.out"); $($NL domain name=pd)"
 	since() { tail -n "+$from" "$IMEX_VM_OUT/imexd.1.log"; }
 	# vm-b's state, not a generation still on its way (a's own allocation
 	# makes pd DEGRADED for a moment too: taken for b's kill, a went on
@@ -240,6 +255,8 @@ if [ "$role" = a ]; then
 			t_ok "a: evil's claim to be vm-b: vm-b shown refused, with why: $(cat "$W/reasons/refused.out")" ||
 			t_fail "a: no refused state for vm-b: $(cat "$W/reasons/refused.out" "$W/reasons/refused.json" "$W/reasons/watch.out" 2>&1)"
 	fi
+	_wait_until 30 probe_is 0 && t_ok "a: probe with vm-b back: exit 0, $(cat "$W/probe.out")" ||
+		t_fail "a: probe with vm-b back: $(cat "$W/probe.out")"
 	if $NL delete name=pd timeout=60000 > "$W/delete.out" 2>&1; then
 		t_ok "a: delete pd"
 	else
@@ -250,6 +267,8 @@ else
 	_wait_until 180 domain_is pd 2 && t_ok "b: pd arrived and is READY" ||
 		t_fail "b: pd: $($NL domains)"
 	_wait_until 10 devices 2 && t_ok "b: 2 channel devices" || t_fail "b: devices: $(ls -l $DEV 2>&1)"
+	_wait_until 30 probe_is 0 && t_ok "b: probe with pd READY: exit 0, $(cat "$W/probe.out")" ||
+		t_fail "b: probe with pd READY: $(cat "$W/probe.out")"
 	if $NL alloc name=pd count=1 timeout=60000 > "$W/alloc.out" 2>&1 && has_channels_min 3; then
 		t_ok "b: allocate 1 more channel (b coordinates)"
 	else
@@ -260,6 +279,8 @@ else
 		t_fail "b: channels: $($NL channels name=pd)"
 	kill -9 "$IMEXD_PID"
 	wait "$IMEXD_PID" 2>/dev/null
+	_wait_until 10 probe_is 3 && t_ok "b: probe with imexd killed: exit 3, $(cat "$W/probe.out")" ||
+		t_fail "b: probe with imexd killed: $(cat "$W/probe.out")"
 	hostile_b
 	sleep 3
 	imexd_start 2

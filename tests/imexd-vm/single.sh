@@ -3,7 +3,8 @@
 #       -- sh tests/imexd-vm/single.sh
 # Start-up refusals, attach, a single-member domain created and deleted
 # through the kernel's request path, a second daemon refused, kill -9 and
-# restart (the domain survives and is READY again), SIGHUP, SIGTERM.
+# restart (the domain survives and is READY again), SIGHUP, SIGTERM; the
+# probe (imexctl node status) in each state: not running, ready, usage.
 . tests/imexd-vm/common.sh
 
 ME=$(hostname)
@@ -54,6 +55,9 @@ imex_unload
 echo "blacklist imex" > /etc/modprobe.d/imex-test-noauto.conf
 out=$(timeout 10 $IMEXD -f -c "$CONF" 2>&1)
 rc=$?
+probe_is 3 && grep -qx "not running: the imex module is not loaded" "$W/probe.out" &&
+	t_ok "probe without imex.ko: exit 3, not running" ||
+	t_fail "probe without imex.ko: $(cat "$W/probe.out")"
 rm -f /etc/modprobe.d/imex-test-noauto.conf
 if [ $rc = 1 ] && printf '%s' "$out" | grep -q "the imex module is not loaded: run 'imexctl module load'"; then
 	t_ok "without imex.ko: refused with 'run imexctl module load'"
@@ -76,6 +80,9 @@ with open(sys.argv[2], "a") as f:
 PY
 notify_pid=$!
 _wait_until 20 test -S "$W/notify.sock" || t_fail "the notify listener did not start"
+probe_is 3 && grep -qx "not running: imexd is not attached to the imex module" "$W/probe.out" &&
+	t_ok "probe before imexd starts: exit 3, not attached" ||
+	t_fail "probe before imexd starts: $(cat "$W/probe.out")"
 export NOTIFY_SOCKET="$W/notify.sock"
 imexd_start 1
 unset NOTIFY_SOCKET
@@ -99,6 +106,22 @@ _wait_until 10 devices_present d1 2 && t_ok "d1's 2 channel devices exist" ||
 	t_fail "d1 channel devices: $($NL channels name=d1; ls -l $DEV 2>&1)"
 _wait_until 10 domain_is d1 2 && t_ok "d1 is READY" ||
 	t_fail "d1 state: $($NL domain name=d1)"
+# members.json comes within a second of a change: wait for the verdict.
+_wait_until 20 probe_is 0 &&
+	grep -q "^ready: imexd (pid $IMEXD_PID) runs, 1 domain(s) READY, leader $ME," "$W/probe.out" &&
+	t_ok "probe with d1 READY: exit 0, $(cat "$W/probe.out")" ||
+	t_fail "probe with d1 READY: $(cat "$W/probe.out")"
+$IMEXCTL node status --json --state-dir "$W/state" > "$W/probe.json" 2>&1
+python3 - "$W/probe.json" <<'PY' && t_ok "probe --json: status ready, exit_code 0" || t_fail "probe --json: $(cat "$W/probe.json")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+sys.exit(0 if o["status"] == "ready" and o["exit_code"] == 0 and o["domains"] == 1
+         and o["domains_not_ready"] == [] else 1)
+PY
+$IMEXCTL node status --state-dir "$W/state" surplus > "$W/probe.out" 2>&1
+[ $? = 2 ] && grep -q "unexpected argument 'surplus'" "$W/probe.out" &&
+	t_ok "probe with a surplus argument: exit 2, usage" ||
+	t_fail "probe usage error: $(cat "$W/probe.out")"
 # The domain table lives in the raft log; grep finds the name in its entry.
 [ -s "$W/state/raft/raft-log" ] && grep -q d1 "$W/state/raft/raft-log" &&
 	t_ok "d1 is in the raft log in the state directory" ||
@@ -197,6 +220,8 @@ fi
 ! $NL node-get | grep -q manager_pid && domain_is d2 1 &&
 	t_ok "after SIGTERM: detached, d2 kept (DOWN)" ||
 	t_fail "after SIGTERM: $($NL node-get); $($NL domain name=d2)"
+probe_is 3 && t_ok "probe after imexd stopped: exit 3" ||
+	t_fail "probe after imexd stopped: $(cat "$W/probe.out")"
 imexd_start 3
 _wait_until 30 imexd_attached && _wait_until 20 domain_is d2 2 &&
 	t_ok "started again: d2 READY" || t_fail "third start: $($NL domain name=d2)"

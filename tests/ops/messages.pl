@@ -65,6 +65,8 @@ for my $f (keys %src) {
 }
 $global{log_err} = [ 0, -1 ];
 $global{log_warn} = [ 0, -1 ];
+$global{IMEXD_LOG_AT} = [ 2, 0 ];
+$global{log_domain} = [ 4, 0 ];
 
 # Split the argument list that starts at $pos (just after '(').
 sub call_args {

@@ -29,6 +29,7 @@ for f in \
 	usr/sbin/imex-share \
 	usr/share/man/man5/imexd.conf.5 usr/share/man/man3/libimexctl.3 \
 	"${unitdir#/}/imexd.service" etc/imex/imexd.conf \
+	usr/lib/systemd/catalog/imexd.catalog \
 	etc/modprobe.d/imex.conf.example \
 	usr/share/bash-completion/completions/imexctl
 do

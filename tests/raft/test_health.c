@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "health.h"
+#include "msgid.h"
 
 /* ---- allocations: counted, and failed on demand ---------------------------
  *
@@ -140,6 +141,7 @@ struct rec {
 	char to[IMEX_NAME_MAX];		/* SEND, PEER_LOST; STATUS: domain */
 	char text[256];
 	char dreason[IMEXD_REASON_MAX];
+	struct imexd_log_fields fields;	/* LOG */
 	struct imexd_peer_view views[IMEX_MEMBERS_MAX];
 };
 
@@ -183,6 +185,7 @@ static void record(const struct imexd_health_action *a)
 	case IMEXD_HEALTH_LOG:
 		r->level = a->level;
 		snprintf(r->text, sizeof(r->text), "%s", a->text);
+		r->fields = a->fields;
 		break;
 	default:
 		fail_msg("action type %d", a->type);
@@ -242,6 +245,28 @@ static size_t logs_with(const char *needle)
 		if (recs[i].type == IMEXD_HEALTH_LOG &&
 		    strstr(recs[i].text, needle))
 			k++;
+	return k;
+}
+
+/* Lines with @needle whose fields are exactly @msgid, @dom and @node. */
+static size_t logs_with_fields(const char *needle, const char *msgid,
+			       const char *dom, const char *node)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < nrec; i++) {
+		const struct imexd_log_fields *f = &recs[i].fields;
+
+		if (recs[i].type != IMEXD_HEALTH_LOG ||
+		    !strstr(recs[i].text, needle))
+			continue;
+		assert_non_null(f->msgid);
+		assert_string_equal(f->msgid, msgid);
+		assert_string_equal(f->domain, dom);
+		assert_string_equal(f->node, node);
+		assert_false(f->has_channel);
+		k++;
+	}
 	return k;
 }
 
@@ -386,6 +411,9 @@ static void test_states_at_exact_times(void **state)
 	assert_int_equal(st("z"), IMEX_MEMBER_UNKNOWN);
 	assert_int_equal(imexd_health_deadline(H), UINT64_MAX);
 	assert_int_equal(logs_with("domain 'd1': DEGRADED (node 'b' is never connected)"), 1);
+	/* journalctl IMEX_DOMAIN=d1 finds it. */
+	assert_int_equal(logs_with_fields("domain 'd1': DEGRADED", IMEXD_MSGID_DOMAIN_DEGRADED,
+					  "d1", ""), 1);
 
 	up(100, "b");
 	assert_int_equal(st("b"), IMEX_MEMBER_CONNECTED);
@@ -429,6 +457,9 @@ static void test_states_at_exact_times(void **state)
 	assert_int_equal(count(IMEXD_HEALTH_PEER_LOST, "b"), 3);
 	assert_int_equal(logs_with("node 'b': recovering (no heartbeat for 3000 ms)"), 2);
 	assert_int_equal(logs_with("node 'b': disconnected (grace time of 5000 ms over)"), 3);
+	/* journalctl IMEX_NODE=b finds each state change. */
+	assert_int_equal(logs_with_fields("node 'b': ", IMEXD_MSGID_MEMBER_STATE,
+					  "", "b"), logs_with("node 'b': "));
 }
 
 /* The wall clock at health's 0 ms: 2026-11-18T11:06:40Z. */
@@ -843,6 +874,8 @@ static void test_ready_needs_views_and_generations(void **state)
 	assert_int_equal(last(IMEXD_HEALTH_STATUS, "d1")->dstate,
 			 IMEX_DOMAIN_READY);
 	assert_int_equal(logs_with("domain 'd1': READY"), 1);
+	assert_int_equal(logs_with_fields("domain 'd1': READY", IMEXD_MSGID_DOMAIN_READY,
+					  "d1", ""), 1);
 
 	/* Every member's view counts, of this node included. */
 	hbeat(300, "b", "a c:R", "1=5");

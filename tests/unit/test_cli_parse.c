@@ -19,6 +19,7 @@
 #include "args.h"
 #include "cli.h"
 #include "node_list.h"
+#include "node_status.h"
 #include "test_util.h"
 
 /* Interposed over libc's socket() (libnl included): counts netlink sockets. */
@@ -426,6 +427,131 @@ static void test_node_list_parse(void **state)
 	USAGE("node", "list", "--state-dir");
 }
 
+static void test_node_status_parse(void **state)
+{
+	char *plain[] = { "status", NULL };
+	char *dir[] = { "status", "--state-dir", "/srv/imexd", "--json", NULL };
+	struct node_status_args s = { 0 };
+
+	(void)state;
+	assert_int_equal(node_status_parse(1, plain, &s), 0);
+	assert_null(s.state_dir);
+	assert_false(s.json);
+	assert_int_equal(node_status_parse(4, dir, &s), 0);
+	assert_string_equal(s.state_dir, "/srv/imexd");
+	assert_true(s.json);
+	USAGE("node", "status", "n2");
+	USAGE("node", "status", "--state-dir", "");
+	USAGE("node", "status", "--bogus");
+}
+
+/* The probe's verdict on one state: a group of voters a (self, leader), b
+ * and c with c not reached, domains job1 (READY) and job2 (@job2). */
+struct probe_case {
+	uint32_t job2;
+	bool b_connected, member;
+	unsigned long file_pid;
+	const char *leader;
+	int group_err, node_err;
+	uint32_t manager_pid;
+};
+
+static void probe_judge(const struct probe_case *c, struct node_status_out *out)
+{
+	struct cli_group_member m[3] = {
+		{ .name = "a", .role = "voter", .self = true, .leader = true },
+		{ .name = "b", .role = "voter", .has_connected = true,
+		  .connected = c->b_connected },
+		{ .name = "c", .role = "voter", .has_connected = true },
+	};
+	struct cli_group g = { .node = "a", .pid = c->file_pid, .member = c->member,
+			       .m = m, .n = 3 };
+	struct imexctl_domain d[2] = {
+		{ .name = "job1", .state = IMEXCTL_DOMAIN_READY },
+		{ .name = "job2", .state = c->job2 },
+	};
+	struct node_status_in in = {
+		.node_err = c->node_err, .node_errmsg = "not permitted",
+		.manager_pid = c->manager_pid, .doms = d, .ndoms = 2,
+		.group_err = c->group_err, .group_path = "/x/members.json",
+		.group = c->group_err ? NULL : &g,
+	};
+
+	snprintf(g.leader, sizeof(g.leader), "%s", c->leader);
+	node_status_judge(&in, out);
+}
+
+/* The probe's verdict in each state it can see. */
+static void test_node_status_judge(void **state)
+{
+	const struct probe_case ready = {
+		.job2 = IMEXCTL_DOMAIN_READY, .b_connected = true, .member = true,
+		.file_pid = 42, .leader = "a", .manager_pid = 42,
+	};
+	struct probe_case c;
+	struct node_status_out out;
+
+	(void)state;
+	probe_judge(&ready, &out);
+	assert_int_equal(out.code, STATUS_READY);
+	assert_string_equal(out.word, "ready");
+	assert_int_equal(out.voters, 3);
+	assert_int_equal(out.voters_up, 2);
+	assert_non_null(strstr(out.reason, "2 domain(s) READY, leader a, 2 of 3 voters"));
+
+	c = ready;
+	c.job2 = IMEXCTL_DOMAIN_DEGRADED;
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_string_equal(out.reason, "1 of 2 domain(s) not READY (first: job2)");
+
+	c = ready;
+	c.leader = "";
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_string_equal(out.reason, "no agreement leader known to this node");
+
+	c = ready;
+	c.b_connected = false;		/* 1 of 3 voters: no majority */
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_string_equal(out.reason, "no quorum: this node reaches 1 of the group's 3 voters");
+
+	c = ready;
+	c.member = false;
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+
+	c = ready;
+	c.file_pid = 41;		/* left by an earlier imexd */
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+
+	c = ready;
+	c.group_err = -EACCES;		/* not root */
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+	assert_non_null(strstr(out.reason, "Permission denied"));
+
+	c = ready;
+	c.manager_pid = 0;
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_NOT_RUNNING);
+	assert_string_equal(out.reason, "imexd is not attached to the imex module");
+
+	c = ready;
+	c.node_err = -ENODEV;
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_NOT_RUNNING);
+	assert_string_equal(out.reason, "the imex module is not loaded");
+
+	c = ready;
+	c.node_err = -EPERM;
+	probe_judge(&c, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+	assert_string_equal(out.reason, "cannot ask the imex module: not permitted");
+}
+
 /* STATE_DIRECTORY from imexd.conf: blanks around '=', the last one wins
  * as imexd would refuse a repeat anyway; no file: the default. */
 static void test_node_list_state_dir_from_imexd_conf(void **state)
@@ -780,6 +906,8 @@ int main(void)
 		cmocka_unit_test(test_node_join_and_leave_parse),
 		cmocka_unit_test(test_monitor_parse),
 		cmocka_unit_test(test_node_list_parse),
+		cmocka_unit_test(test_node_status_parse),
+		cmocka_unit_test(test_node_status_judge),
 		cmocka_unit_test(test_node_list_state_dir_from_imexd_conf),
 		cmocka_unit_test(test_node_list_reads_and_prints_the_view),
 		cmocka_unit_test(test_node_list_refuses_a_bad_file),

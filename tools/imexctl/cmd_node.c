@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "node_list.h"
+#include "node_status.h"
 
 enum { OPT_TIMEOUT = OPT_FIRST };
 
@@ -289,6 +290,8 @@ static const struct cli_cmd verbs[] = {
 	{ "join", node_join, join_synopsis, "add a node to this NVLink domain's group" },
 	{ "leave", node_leave, leave_synopsis, "remove a node from the group" },
 	{ "list", node_list, node_list_synopsis, "the group's nodes, as this node sees them" },
+	{ "status", node_status, node_status_synopsis,
+	  "probe: exit 0 ready, 1 degraded, 3 not running, 4 unknown" },
 };
 
 int cmd_node(struct cli *cli, int argc, char **argv)

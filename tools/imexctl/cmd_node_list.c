@@ -269,7 +269,7 @@ struct json_object *cli_group_json(const struct cli_group *g, bool stale)
 }
 
 /* The file's text, or NULL with errno set. */
-static char *read_text(const char *path)
+char *cli_read_text(const char *path)
 {
 	FILE *f = fopen(path, "re");
 	char *buf;
@@ -319,7 +319,7 @@ int node_list(struct cli *cli, int argc, char **argv)
 	if (!node.manager_pid)
 		return cli_fail(cli, "imexd is not running on this node (not attached to the imex module): start it with 'systemctl start imexd'");
 	snprintf(path, sizeof(path), "%s/%s", dir, CLI_MEMBERS_FILE);
-	text = read_text(path);
+	text = cli_read_text(path);
 	if (!text && errno == ENOENT)
 		return cli_fail(cli, "imexd (pid %u) has not written %s: it writes it within a second of starting; is its STATE_DIRECTORY %s (--state-dir)?",
 				node.manager_pid, path, dir);

@@ -48,6 +48,8 @@ void cli_state_dir(const char *conf, char *dir, size_t len);
 /* 0, or -EINVAL with *why. */
 int cli_group_parse(const char *text, struct cli_group *g, const char **why);
 void cli_group_free(struct cli_group *g);
+/* members.json's text (at most CLI_MEMBERS_FILE_MAX), or NULL with errno. */
+char *cli_read_text(const char *path);
 /* @stale: a note on why the view may be old, or NULL. */
 void cli_group_print(const struct cli_group *g, const char *stale);
 struct json_object *cli_group_json(const struct cli_group *g, bool stale);
