@@ -70,6 +70,7 @@ msg Attribute failed policy validation
 !ENOENT status name=da state=ready view=peer1:3,nosuch:3 mreason=peer1:fine
 sh $SNAP $OUT/after
 sh cmp $OUT/before $OUT/after
+sh $DOM da state=3 'why\[peer1\]="$MAXR"' 'member=peer1@:4' '!why\[peer1\]="fine"'
 status name=da state=ready dreason=ignored_when_ready view=peer1:3,peer2:3
 sh $DOM da state=2 '!reason=' '!why\[' '!since\['
 status name=da state=degraded dreason=peer2_refused view=peer2:7 mreason=peer2:TLS_refused msince=peer2:1800000000000
