@@ -523,6 +523,13 @@ static bool conn_bind_name(struct conn *c, const char *claim)
 	if (c->tls && !imexd_tls_peer_names(c->tls, claim, names, sizeof(names))) {
 		peer_warn(c->net, "refusing connection %s %s: it claims to be node '%s' but its certificate names %s",
 			  c->outbound ? "to" : "from", c->peer, claim, names);
+		if (c->net->ops->refused) {
+			char why[320];	/* health keeps IMEX_MESSAGE_MAX */
+
+			snprintf(why, sizeof(why), "TLS: the certificate at %.64s names %.120s, not '%.63s'",
+				 c->peer, names, claim);
+			c->net->ops->refused(c->net->data, claim, why);
+		}
 		return false;
 	}
 	snprintf(c->name, sizeof(c->name), "%s", claim);

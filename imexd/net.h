@@ -66,6 +66,9 @@ struct imexd_net_ops {
 	void (*conn_down)(void *data, uint64_t conn);
 	/* One decoded message; @msg is freed after the call returns. */
 	void (*msg)(void *data, uint64_t conn, const struct imexd_msg *msg);
+	/* A HELLO claiming node @name was refused: the TLS certificate does
+	 * not carry that name (@why says so).  May be NULL. */
+	void (*refused)(void *data, const char *name, const char *why);
 };
 
 struct imexd_net_cfg {

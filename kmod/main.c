@@ -154,6 +154,7 @@ static void __exit imex_exit(void)
 		imex_domain_destroy(d);
 	}
 	imex_export_dels_clear();
+	imex_revoked_flush();	/* frees what is left; sends nothing now */
 	mutex_unlock(&imex_lock);
 	imex_kapi_exit();
 

@@ -15,7 +15,7 @@ $NL -q node-set node_uuid=$NODEU || fail "node-set"
 
 # dom NAME PATTERN... : the domain's doit line matches every pattern
 # (a leading '!' : matches none).
-cat > "$OUT/dom.sh" <<'EOF'
+cat > "$OUT/rs-dom.sh" <<'EOF'
 name=$1; shift
 line=$(tests/kmod/imex-nl domain name=$name) || exit 1
 for p in "$@"; do
@@ -25,31 +25,32 @@ for p in "$@"; do
 	esac
 done
 EOF
+# Files under $OUT start with rs-: the tests of one boot share it.
 # listen TAG COUNT: an events listener for COUNT events, joined when this returns.
-cat > "$OUT/listen.sh" <<'EOF'
-tests/kmod/imex-nl events count=$2 timeout=20000 > "$IMEX_VM_OUT/ev-$1.log" 2>&1 &
-echo $! > "$IMEX_VM_OUT/ev-$1.pid"
+cat > "$OUT/rs-listen.sh" <<'EOF'
+tests/kmod/imex-nl events count=$2 timeout=20000 > "$IMEX_VM_OUT/rs-ev-$1.log" 2>&1 &
+echo $! > "$IMEX_VM_OUT/rs-ev-$1.pid"
 i=0; until grep -q poll /proc/$!/wchan 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done
 EOF
 # heard TAG PATTERN... : the listener got its events; its log matches each
 # pattern (a leading '!' : matches none).
-cat > "$OUT/heard.sh" <<'EOF'
+cat > "$OUT/rs-heard.sh" <<'EOF'
 tag=$1; shift
-pid=$(cat "$IMEX_VM_OUT/ev-$tag.pid")
+pid=$(cat "$IMEX_VM_OUT/rs-ev-$tag.pid")
 i=0; while kill -0 $pid 2>/dev/null; do i=$((i+1)); [ $i -lt 250 ] || { echo "listener $tag still waiting" >&2; exit 1; }; sleep 0.1; done
 for p in "$@"; do
 	case $p in
-	!*) ! grep -q -- "${p#!}" "$IMEX_VM_OUT/ev-$tag.log" || { echo "event $tag: '${p#!}' in: $(cat "$IMEX_VM_OUT/ev-$tag.log")" >&2; exit 1; } ;;
-	*) grep -q -- "$p" "$IMEX_VM_OUT/ev-$tag.log" || { echo "event $tag: no '$p' in: $(cat "$IMEX_VM_OUT/ev-$tag.log")" >&2; exit 1; } ;;
+	!*) ! grep -q -- "${p#!}" "$IMEX_VM_OUT/rs-ev-$tag.log" || { echo "event $tag: '${p#!}' in: $(cat "$IMEX_VM_OUT/rs-ev-$tag.log")" >&2; exit 1; } ;;
+	*) grep -q -- "$p" "$IMEX_VM_OUT/rs-ev-$tag.log" || { echo "event $tag: no '$p' in: $(cat "$IMEX_VM_OUT/rs-ev-$tag.log")" >&2; exit 1; } ;;
 	esac
 done
 EOF
-DOM="sh $OUT/dom.sh"
-LISTEN="sh $OUT/listen.sh"
-HEARD="sh $OUT/heard.sh"
+DOM="sh $OUT/rs-dom.sh"
+LISTEN="sh $OUT/rs-listen.sh"
+HEARD="sh $OUT/rs-heard.sh"
 SNAP=". tests/vm/lib.sh; . tests/kmod/common.sh; state_snapshot"
 
-$NL -f - > "$OUT/reasons.log" 2>&1 <<SCRIPT || fail "reasons: $(cat "$OUT/reasons.log")"
+$NL -f - > "$OUT/rs-reasons.log" 2>&1 <<SCRIPT || fail "reasons: $(cat "$OUT/rs-reasons.log")"
 attach
 set $SETA members=$NODE,peer1,peer2 gen=1 channels=1
 sh $DOM da state=3 'reason="no member status from imexd yet"'
@@ -62,14 +63,15 @@ status name=da state=degraded dreason=peer1_heartbeat_lost view=peer1:4,peer2:2 
 sh $HEARD st2 cmd=8 member=peer2@:2 'why\[peer2\]="still_never"' '!member=peer1'
 status name=da state=degraded view=peer1:4 mreason=peer1:$MAXR
 sh $DOM da 'why\[peer1\]="$MAXR"' '!reason='
-sh $SNAP $OUT/before
+sh $SNAP $OUT/rs-before
 !EINVAL status name=da state=ready view=peer1:3 mreason=peer1:$LONG
 msg Attribute failed policy validation
 !EINVAL status name=da state=degraded dreason=$LONG view=peer1:3
 msg Attribute failed policy validation
 !ENOENT status name=da state=ready view=peer1:3,nosuch:3 mreason=peer1:fine
-sh $SNAP $OUT/after
-sh cmp $OUT/before $OUT/after
+sh $SNAP $OUT/rs-after
+sh cmp $OUT/rs-before $OUT/rs-after
+sh $DOM da state=3 'why\[peer1\]="$MAXR"' 'member=peer1@:4' '!why\[peer1\]="fine"'
 status name=da state=ready dreason=ignored_when_ready view=peer1:3,peer2:3
 sh $DOM da state=2 '!reason=' '!why\[' '!since\['
 status name=da state=degraded dreason=peer2_refused view=peer2:7 mreason=peer2:TLS_refused msince=peer2:1800000000000
@@ -77,7 +79,7 @@ sh $DOM da member=peer2@:7 'why\[peer2\]="TLS_refused"' 'reason="peer2_refused"'
 SCRIPT
 $DOM da state=1 'reason="imexd exited: no manager on this node"' 'why\[peer2\]="TLS_refused"' ||
 	fail "DOWN without its reason: $($NL domain name=da)"
-$NL -f - > "$OUT/detach.log" 2>&1 <<SCRIPT || fail "detach: $(cat "$OUT/detach.log")"
+$NL -f - > "$OUT/rs-detach.log" 2>&1 <<SCRIPT || fail "detach: $(cat "$OUT/rs-detach.log")"
 attach
 status name=da state=degraded dreason=waiting
 detach
@@ -88,20 +90,20 @@ $DOM da state=1 'reason="imexd detached: no manager on this node"' ||
 t_ok "reasons stored, reported, cleared; too long refused, nothing changed; the event carries changed members; DOWN says why"
 
 # Two local imports of one export; the export ends: one event, count 2.
-$NL -f - > "$OUT/revoked.log" 2>&1 <<SCRIPT || fail "imports revoked: $(cat "$OUT/revoked.log")"
+$NL -f - > "$OUT/rs-revoked.log" 2>&1 <<SCRIPT || fail "imports revoked: $(cat "$OUT/rs-revoked.log")"
 attach
 status name=da state=ready
-sh $SHARE -c 1 export --desc one --hold --handle-file $OUT/h1 > $OUT/exp1.log 2>&1 & echo \$! > $OUT/exp1.pid
-sh i=0; until test -s $OUT/h1; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
-sh $SHARE -c 1 import \$(cat $OUT/h1) --wait-revoke 60 > $OUT/imp1a.log 2>&1 & echo \$! > $OUT/imp1a.pid
-sh $SHARE -c 1 import \$(cat $OUT/h1) --wait-revoke 60 > $OUT/imp1b.log 2>&1 & echo \$! > $OUT/imp1b.pid
-sh i=0; until grep -q one $OUT/imp1a.log && grep -q one $OUT/imp1b.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh $SHARE -c 1 export --desc one --hold --handle-file $OUT/rs-h1 > $OUT/rs-exp1.log 2>&1 & echo \$! > $OUT/rs-exp1.pid
+sh i=0; until test -s $OUT/rs-h1; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh $SHARE -c 1 import \$(cat $OUT/rs-h1) --wait-revoke 60 > $OUT/rs-imp1a.log 2>&1 & echo \$! > $OUT/rs-imp1a.pid
+sh $SHARE -c 1 import \$(cat $OUT/rs-h1) --wait-revoke 60 > $OUT/rs-imp1b.log 2>&1 & echo \$! > $OUT/rs-imp1b.pid
+sh i=0; until grep -q one $OUT/rs-imp1a.log && grep -q one $OUT/rs-imp1b.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh $LISTEN rv 1
-sh kill -TERM \$(cat $OUT/exp1.pid)
+sh kill -TERM \$(cat $OUT/rs-exp1.pid)
 sh $HEARD rv cmd=36 name=da uuid=$UA handle_node=$NODEU imports=2 revoke_reason=0
-sh i=0; until ! kill -0 \$(cat $OUT/imp1a.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
-sh i=0; until ! kill -0 \$(cat $OUT/imp1b.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
-sh grep -q 'reason unexported' $OUT/imp1a.log
+sh i=0; until ! kill -0 \$(cat $OUT/rs-imp1a.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh i=0; until ! kill -0 \$(cat $OUT/rs-imp1b.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh grep -q 'reason unexported' $OUT/rs-imp1a.log
 SCRIPT
 expect_counts 0 0
 t_ok "imports revoked: one event per domain, node and reason"
