@@ -68,7 +68,16 @@ static int replace(struct imexd_metrics_file *f, const char *text,
 {
 	int fd, r;
 
-	fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * imexd writes as root into a directory another user (the node
+	 * exporter's) may own: a link planted at the temporary name must
+	 * not be followed, so the name is made afresh and never opened
+	 * as it stands.
+	 */
+	if (unlink(f->tmp) && errno != ENOENT)
+		return -errno;
+	fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0644);
 	if (fd < 0)
 		return -errno;
 	r = write_all(fd, text, len);

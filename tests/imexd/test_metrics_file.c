@@ -4,8 +4,8 @@
  * once; a change waits for a second since the last write; the same text
  * is written again after 15 s (its mtime says imexd lives); nothing but
  * imexd.prom is left in the directory (the temporary file is renamed); a
- * failing write returns the errno and leaves the old file; a clean exit
- * removes the file.
+ * failing write returns the errno and leaves the old file; a link planted
+ * at the temporary name is not followed; a clean exit removes the file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -124,6 +124,39 @@ static void test_failing_write_keeps_the_old_file(void **state)
 	assert_int_equal(access(path, F_OK), 0);
 }
 
+/* A link planted at the temporary name (the directory's owner may not be
+ * root): the file it names stays as it was. */
+static void test_planted_link_is_not_followed(void **state)
+{
+	struct imexd_metrics_file *f;
+	char tmp[320], victim[320];
+	FILE *v;
+
+	(void)state;
+	snprintf(tmp, sizeof(tmp), "%s/.imexd.prom.tmp", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	v = fopen(victim, "w");
+	assert_non_null(v);
+	fputs("keep\n", v);
+	fclose(v);
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_int_equal(imexd_metrics_file_new(dir, &f), 0);
+	assert_int_equal(imexd_metrics_file_put(f, 0, "c 1\n", 4), 1);
+	assert_file("c 1\n");
+	v = fopen(victim, "r");
+	assert_non_null(v);
+	{
+		char buf[16] = "";
+
+		assert_non_null(fgets(buf, sizeof(buf), v));
+		assert_string_equal(buf, "keep\n");
+	}
+	fclose(v);
+	assert_int_equal(access(tmp, F_OK), -1);
+	imexd_metrics_file_free(f, true);
+	assert_int_equal(unlink(victim), 0);
+}
+
 static void test_name_too_long(void **state)
 {
 	struct imexd_metrics_file *f = NULL;
@@ -144,6 +177,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writes_when_changed_at_most_once_a_second,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failing_write_keeps_the_old_file,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted_link_is_not_followed,
 						setup, teardown),
 		cmocka_unit_test(test_name_too_long),
 	};
