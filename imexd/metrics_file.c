@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "log.h"
 #include "metrics_file.h"
@@ -80,7 +81,13 @@ static int replace(struct imexd_metrics_file *f, const char *text,
 		  0644);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, text, len);
+	/*
+	 * imexd runs under umask 077 (its state is private), but the node
+	 * exporter reads this file as its own user: 0644 whatever the umask.
+	 */
+	r = fchmod(fd, 0644) ? -errno : 0;
+	if (!r)
+		r = write_all(fd, text, len);
 	if (close(fd) && !r)
 		r = -errno;
 	if (!r && rename(f->tmp, f->path))

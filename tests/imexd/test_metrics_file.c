@@ -5,7 +5,8 @@
  * is written again after 15 s (its mtime says imexd lives); nothing but
  * imexd.prom is left in the directory (the temporary file is renamed); a
  * failing write returns the errno and leaves the old file; a link planted
- * at the temporary name is not followed; a clean exit removes the file.
+ * at the temporary name is not followed; a clean exit removes the file;
+ * the file is readable by all (0644) under imexd's umask 077.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -157,6 +158,23 @@ static void test_planted_link_is_not_followed(void **state)
 	assert_int_equal(unlink(victim), 0);
 }
 
+/* imexd's umask is 077; the node exporter reads the file as its own user. */
+static void test_mode_is_0644_under_umask_077(void **state)
+{
+	struct imexd_metrics_file *f;
+	struct stat st;
+	mode_t old;
+
+	(void)state;
+	old = umask(0077);
+	assert_int_equal(imexd_metrics_file_new(dir, &f), 0);
+	assert_int_equal(imexd_metrics_file_put(f, 0, "m 1\n", 4), 1);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	imexd_metrics_file_free(f, true);
+}
+
 static void test_name_too_long(void **state)
 {
 	struct imexd_metrics_file *f = NULL;
@@ -179,6 +197,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failing_write_keeps_the_old_file,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_link_is_not_followed,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mode_is_0644_under_umask_077,
 						setup, teardown),
 		cmocka_unit_test(test_name_too_long),
 	};
