@@ -1009,6 +1009,12 @@ static int start(struct daemon *d)
 	r = start_kernel(d);
 	if (r < 0)
 		return r;
+	/* members.json at once: imexctl node status compares its pid with
+	 * the kernel's manager pid as soon as we are attached. */
+	d->members = imexd_members_pub_new(d->ev, d->cfg.state_directory,
+					   d->cfg.node_name,
+					   (long)d->node.manager_pid);
+	imexd_members_pub_update(d->members);
 	if (d->cfg.tls) {
 		char desc[512];
 
@@ -1039,8 +1045,7 @@ static int start(struct daemon *d)
 		 d->tls ? " (TLS)" : "", d->node.max_channels);
 	d->ready = true;
 	d->status_dirty = true;
-	d->members = imexd_members_pub_new(d->ev, d->cfg.state_directory,
-					   d->cfg.node_name, d->core);
+	imexd_members_pub_set_core(d->members, d->core);
 	imexd_members_pub_update(d->members);
 	r = start_metrics(d);
 	if (r < 0)

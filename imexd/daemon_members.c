@@ -14,7 +14,8 @@ struct imexd_members_pub {
 	sd_event_source *timer;
 	char *dir;
 	char *self;
-	const struct imexd_node *core;
+	long pid;			/* the manager pid the kernel reports */
+	const struct imexd_node *core;	/* NULL: not started yet */
 	char *last;			/* the text last written */
 	uint64_t next_ms;		/* no render before */
 	int last_err;			/* logged once until it changes */
@@ -35,6 +36,11 @@ static char *render(const struct imexd_members_pub *p)
 	size_t n;
 	char *text;
 
+	if (!p->core) {
+		/* Attached, the group not loaded yet: not a member so far. */
+		memset(&g, 0, sizeof(g));
+		return imexd_members_json(p->self, p->pid, &g, NULL, 0);
+	}
 	imexd_node_members(p->core, &g, NULL, 0);
 	if (g.n_members) {
 		m = calloc(g.n_members, sizeof(*m));
@@ -42,7 +48,7 @@ static char *render(const struct imexd_members_pub *p)
 			return NULL;
 	}
 	n = imexd_node_members(p->core, &g, m, g.n_members);
-	text = imexd_members_json(p->self, (long)getpid(), &g, m, n);
+	text = imexd_members_json(p->self, p->pid, &g, m, n);
 	free(m);
 	return text;
 }
@@ -73,6 +79,14 @@ void imexd_members_pub_update(struct imexd_members_pub *p)
 		log_warn("cannot write %s/%s (imexctl node list reads it): %s",
 			 p->dir, IMEXD_MEMBERS_FILE, strerror(-r));
 	p->last_err = r;
+	if (r < 0) {
+		/* Not written: the same text is tried again next period,
+		 * else a probe would read a stale file until a change. */
+		free(text);
+		sd_event_source_set_time(p->timer, p->next_ms * 1000);
+		sd_event_source_set_enabled(p->timer, SD_EVENT_ONESHOT);
+		return;
+	}
 	free(p->last);
 	p->last = text;
 }
@@ -86,8 +100,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *ud)
 }
 
 struct imexd_members_pub *imexd_members_pub_new(sd_event *ev, const char *dir,
-						const char *self,
-						const struct imexd_node *core)
+						const char *self, long pid)
 {
 	struct imexd_members_pub *p = calloc(1, sizeof(*p));
 
@@ -100,8 +113,15 @@ struct imexd_members_pub *imexd_members_pub_new(sd_event *ev, const char *dir,
 		imexd_members_pub_free(p);
 		return NULL;
 	}
-	p->core = core;
+	p->pid = pid > 0 ? pid : (long)getpid();
 	return p;
+}
+
+void imexd_members_pub_set_core(struct imexd_members_pub *p,
+				const struct imexd_node *core)
+{
+	if (p)
+		p->core = core;
 }
 
 void imexd_members_pub_free(struct imexd_members_pub *p)

@@ -552,6 +552,33 @@ static void test_node_status_judge(void **state)
 	assert_string_equal(out.reason, "cannot ask the imex module: not permitted");
 }
 
+/*
+ * imexd writes members.json right after attaching, with the manager pid
+ * the kernel reported to it (the initial namespace's tgid, whatever pid
+ * namespace imexd runs in), before its group is loaded: the probe says
+ * degraded (not yet a member), not unknown.
+ */
+static void test_node_status_judge_just_attached(void **state)
+{
+	struct cli_group g = { .node = "a", .pid = 4242 };
+	struct imexctl_domain d = { .name = "job1", .state = IMEXCTL_DOMAIN_READY };
+	struct node_status_in in = {
+		.manager_pid = 4242, .doms = &d, .ndoms = 1,
+		.group_path = "/x/members.json", .group = &g,
+	};
+	struct node_status_out out;
+
+	(void)state;
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_DEGRADED);
+	assert_non_null(strstr(out.reason, "imexd (pid 4242) runs"));
+
+	in.manager_pid = 4243;		/* another instance wrote it */
+	node_status_judge(&in, &out);
+	assert_int_equal(out.code, STATUS_UNKNOWN);
+	assert_non_null(strstr(out.reason, "written by pid 4242"));
+}
+
 /* STATE_DIRECTORY from imexd.conf: blanks around '=', the last one wins
  * as imexd would refuse a repeat anyway; no file: the default. */
 static void test_node_list_state_dir_from_imexd_conf(void **state)
@@ -908,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_node_list_parse),
 		cmocka_unit_test(test_node_status_parse),
 		cmocka_unit_test(test_node_status_judge),
+		cmocka_unit_test(test_node_status_judge_just_attached),
 		cmocka_unit_test(test_node_list_state_dir_from_imexd_conf),
 		cmocka_unit_test(test_node_list_reads_and_prints_the_view),
 		cmocka_unit_test(test_node_list_refuses_a_bad_file),
