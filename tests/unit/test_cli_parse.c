@@ -911,9 +911,13 @@ static void test_since_is_iso8601_utc(void **state)
 	char buf[32];
 
 	(void)state;
-	format_since(1795000000123ULL, buf, sizeof(buf));
+	format_iso8601(1795000000123ULL, false, buf, sizeof(buf));
 	assert_string_equal(buf, "2026-11-18T11:06:40Z");
-	format_since(0, buf, sizeof(buf));
+	format_iso8601(1795000000123ULL, true, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-18T11:06:40.123Z");
+	format_iso8601(1795000000007ULL, true, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-18T11:06:40.007Z");
+	format_iso8601(0, true, buf, sizeof(buf));
 	assert_string_equal(buf, "");
 }
 

@@ -97,6 +97,7 @@ struct json_object *json_fabric(bool has, const uint8_t uuid[IMEXCTL_UUID_LEN],
 				uint32_t partition);
 struct json_object *json_ids(const uint32_t *ids, size_t n);
 struct json_object *json_mode(uint32_t mode);
+void format_iso8601(uint64_t ms, bool millis, char *buf, size_t len);
 
 /* The objects: cmd_*.c */
 int cmd_module(struct cli *cli, int argc, char **argv);
@@ -110,6 +111,5 @@ int cmd_monitor(struct cli *cli, int argc, char **argv);
 /* cmd_domain_show.c */
 struct json_object *domain_json(const struct imexctl_domain *d, bool full);
 void domain_print(const struct imexctl_domain *d);
-void format_since(uint64_t ms, char *buf, size_t len);
 
 #endif /* IMEXCTL_CLI_H */

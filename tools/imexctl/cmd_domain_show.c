@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 
@@ -13,17 +12,6 @@ static const char legend[] =
 	"Legend: C connected, R recovering, D disconnected, N never connected,\n"
 	"        V version mismatch, X refused, - self, ? unknown (not reported,\n"
 	"        or stale: this node does not reach that member)\n";
-
-/* @ms since the epoch as ISO 8601 UTC ("2026-11-24T12:00:05Z"); "" for 0. */
-void format_since(uint64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (!ms || !gmtime_r(&t, &tm) ||
-	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		buf[0] = '\0';
-}
 
 /* How member @from sees member @to, as one matrix letter. */
 static char cell(const struct imexctl_domain *d, size_t from, size_t to)
@@ -116,7 +104,7 @@ void domain_print(const struct imexctl_domain *d)
 		char since[32];
 
 		snprintf(num, sizeof(num), "%zu", i);
-		format_since(imexctl_member_since(d, i), since, sizeof(since));
+		format_iso8601(imexctl_member_since(d, i), false, since, sizeof(since));
 		table_add(t, num, m->name, m->addr,
 			  i == d->member_self ? "self" : imexctl_member_state_name(m->state),
 			  since[0] ? since : "-", why ? why : "-");
@@ -151,7 +139,7 @@ static struct json_object *member_json(const struct imexctl_domain *d, size_t at
 	}
 	json_object_object_add(o, "view", v);
 	json_object_object_add(o, "reason", json_string_or_null(imexctl_member_reason(d, at)));
-	format_since(imexctl_member_since(d, at), since, sizeof(since));
+	format_iso8601(imexctl_member_since(d, at), false, since, sizeof(since));
 	json_object_object_add(o, "since", json_string_or_null(since[0] ? since : NULL));
 	return o;
 }

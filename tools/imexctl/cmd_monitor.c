@@ -79,20 +79,6 @@ static const char *req_cmd_name(uint32_t cmd)
 	}
 }
 
-/* "2026-11-24T12:00:00.123Z" */
-static void format_time(uint64_t ms, char *buf, size_t size)
-{
-	time_t secs = (time_t)(ms / 1000);
-	struct tm tm;
-	char base[32];
-
-	if (!gmtime_r(&secs, &tm) || !strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm)) {
-		snprintf(buf, size, "%llu", (unsigned long long)ms);
-		return;
-	}
-	snprintf(buf, size, "%s.%03uZ", base, (unsigned int)(ms % 1000));
-}
-
 static uint64_t realtime_ms(void)
 {
 	struct timespec ts;
@@ -123,7 +109,7 @@ static void print_text(const struct imexctl_event *ev, uint64_t now)
 	char t[40], uuid[IMEXCTL_UUID_STR_LEN];
 	size_t i;
 
-	format_time(now, t, sizeof(t));
+	format_iso8601(now, true, t, sizeof(t));
 	printf("%s %s", t, imexctl_event_kind_name(ev->kind));
 	if (ev->kind == IMEXCTL_EVENT_LOST) {
 		printf(" (ENOBUFS): %s\n", lost_text);
@@ -163,7 +149,7 @@ static void print_text(const struct imexctl_event *ev, uint64_t now)
 			print_quoted(m->reason);
 		}
 		if (m->since_ms) {
-			format_time(m->since_ms, t, sizeof(t));
+			format_iso8601(m->since_ms, true, t, sizeof(t));
 			printf(" since %s", t);
 		}
 	}
@@ -205,7 +191,7 @@ static struct json_object *event_json(const struct imexctl_event *ev, uint64_t n
 	char t[40];
 	size_t i;
 
-	format_time(now, t, sizeof(t));
+	format_iso8601(now, true, t, sizeof(t));
 	add_str(o, "time", t);
 	add_int(o, "time_ms", (int64_t)now);
 	add_str(o, "event", imexctl_event_kind_name(ev->kind));
@@ -237,7 +223,7 @@ static struct json_object *event_json(const struct imexctl_event *ev, uint64_t n
 			json_object_object_add(jm, "reason", m->reason[0] ?
 					       json_object_new_string(m->reason) : NULL);
 			if (m->since_ms) {
-				format_time(m->since_ms, t, sizeof(t));
+				format_iso8601(m->since_ms, true, t, sizeof(t));
 				add_str(jm, "since", t);
 				add_int(jm, "since_ms", (int64_t)m->since_ms);
 			} else {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -196,4 +197,25 @@ struct json_object *json_mode(uint32_t mode)
 
 	snprintf(s, sizeof(s), "%04o", mode & 07777);
 	return json_object_new_string(s);
+}
+
+/*
+ * @ms since the epoch as ISO 8601 UTC: "2026-11-24T12:00:05Z", with
+ * @millis "2026-11-24T12:00:05.123Z"; "" for 0 (not known) or a time
+ * gmtime_r() cannot represent.
+ */
+void format_iso8601(uint64_t ms, bool millis, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char base[32];
+
+	buf[0] = '\0';
+	if (!ms || !gmtime_r(&t, &tm) ||
+	    !strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm))
+		return;
+	if (millis)
+		snprintf(buf, len, "%s.%03uZ", base, (unsigned int)(ms % 1000));
+	else
+		snprintf(buf, len, "%sZ", base);
 }
