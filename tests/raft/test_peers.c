@@ -672,6 +672,9 @@ static void test_tls_claim_must_be_in_the_certificate(void **state)
 	inbound_hello(&t, 0, 1, "10.0.0.7:41234", "b", &auth);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	/* Someone else's certificate: 'b' is left as it is, counted. */
+	assert_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 0));
+	assert_true(imexd_peers_claims_refused(t.p) == 1);
 	assert_int_equal(count(&t, IMEXD_PEERS_SEND), 0);
 	r = find(&t, IMEXD_PEERS_LOG, 0);
 	assert_non_null(r);
@@ -690,6 +693,8 @@ static void test_tls_claim_must_be_in_the_certificate(void **state)
 	inbound_hello(&t, 0, 3, "10.0.0.9:1", "b", &auth);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
 	assert_false(imexd_peers_connected(t.p, "b"));
+	assert_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 0));
+	assert_true(imexd_peers_claims_refused(t.p) == 3);
 
 	/* The certificate carries the claim: bound. */
 	strcpy(auth.names[0], "b");
@@ -785,6 +790,8 @@ static void test_peer_of_another_group_refused(void **state)
 	drain(&t);
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
+	/* An inbound claim without TLS proves nothing: 'b' is not marked. */
+	assert_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 0));
 	r = find_sent(&t, IMEXD_MSG_HELLO_ACK, 1);
 	assert_non_null(r);
 	assert_true(r->sent.u.hello.group == 0x1111);
@@ -825,6 +832,8 @@ static void test_peer_of_another_group_refused(void **state)
 	drain(&t);
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
+	/* Dialled by this node at c's address: shown refused. */
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 3));
 	assert_non_null(find_log(&t, "node 'c' (10.0.0.3:50100) is in another group"));
 	imexd_peers_timer(t.p, 100 + 2999);
 	drain(&t);
