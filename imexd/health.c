@@ -570,10 +570,11 @@ void imexd_health_peer_version_why(struct imexd_health *h, uint64_t now,
 
 	begin(h, now);
 	p = hl_peer_find(&h->t, name);
-	if (p >= 0) {
+	/* Linked: the one refused only claimed its name. */
+	if (p >= 0 && !h->t.peers[p].link &&
+	    h->t.peers[p].state != IMEX_MEMBER_CONNECTED) {
 		struct hpeer *pe = &h->t.peers[p];
 
-		pe->link = false;
 		pe->cause = HC_VERSION;
 		pe->cause_at = now;
 		set_detail(pe, why, "no protocol version in common");

@@ -988,10 +988,11 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 			     "node '%s' (%s) speaks protocol %u..%u, this node %u: upgrade one of them",
 			     name, c->addr, m->u.hello.proto_min,
 			     m->u.hello.proto_max, IMEXD_PROTO_VERSION);
-		emit_name_why(p, IMEXD_PEERS_PEER_VERSION, pe, id,
-			      "it speaks protocol %u..%u, this node %u",
-			      m->u.hello.proto_min, m->u.hello.proto_max,
-			      IMEXD_PROTO_VERSION);
+		if (proven(c))
+			emit_name_why(p, IMEXD_PEERS_PEER_VERSION, pe, id,
+				      "it speaks protocol %u..%u, this node %u",
+				      m->u.hello.proto_min, m->u.hello.proto_max,
+				      IMEXD_PROTO_VERSION);
 		refuse_for_long(p, now, c, pe);
 		return;
 	}

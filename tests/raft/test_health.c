@@ -545,6 +545,10 @@ static void test_reasons_say_why_and_since(void **state)
 	imexd_health_peer_refused(H, 18000, "b", "TLS: the certificate names x");
 	settle(18000);
 	assert_int_equal(st("b"), IMEX_MEMBER_CONNECTED);
+	/* Nor a version mismatch claimed under its name. */
+	imexd_health_peer_version_why(H, 18000, "b", "it speaks protocol 9..9, this node 3");
+	settle(18000);
+	assert_int_equal(st("b"), IMEX_MEMBER_CONNECTED);
 
 	/* No leader: the agreement layer's reason comes first, then goes. */
 	imexd_health_set_quorum(H, 19000, "no quorum: 1 of 3 voters reachable (b, c unreachable)");

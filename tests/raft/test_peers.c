@@ -709,25 +709,45 @@ static void test_tls_claim_must_be_in_the_certificate(void **state)
 	tp_free(&t);
 }
 
+static const struct rec *find_log(const struct tp *t, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->r[i].type == IMEXD_PEERS_LOG && strstr(t->r[i].text, text))
+			return &t->r[i];
+	return NULL;
+}
+
 /* ---- protocol versions ----------------------------------------------------- */
 
 static void test_version_mismatch_reported_and_closed(void **state)
 {
 	struct imexd_peers_config c = config("a");
+	struct imexd_peers_auth auth = { .tls = true, .n_names = 1 };
 	struct imexd_msg m;
 	struct tp t;
 
 	(void)state;
+	strcpy(auth.names[0], "b");
 	tp_new(&t, &c);
 	imexd_peers_conn_up(t.p, 0, 1, "10.0.0.2:1", false, NULL);
 	hello(&m, IMEXD_MSG_HELLO, "b", 1, 1, 1);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	drain(&t);
-	assert_non_null(find(&t, IMEXD_PEERS_PEER_VERSION, 1));
-	assert_string_equal(find(&t, IMEXD_PEERS_PEER_VERSION, 1)->name, "b");
+	/* Inbound without TLS: anyone's claim, logged, 'b' left as it is. */
+	assert_null(find(&t, IMEXD_PEERS_PEER_VERSION, 0));
+	assert_non_null(find_log(&t, "speaks protocol 1..1"));
 	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO_ACK, 1));
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	/* With TLS, the certificate naming 'b': reported. */
+	imexd_peers_conn_up(t.p, 0, 9, "10.0.0.2:9", false, &auth);
+	imexd_peers_msg(t.p, 0, 9, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_VERSION, 9));
+	assert_string_equal(find(&t, IMEXD_PEERS_PEER_VERSION, 9)->name, "b");
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 9));
 	leave_from(&m, "b", 1);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	drain(&t);
@@ -754,16 +774,6 @@ static void test_version_mismatch_reported_and_closed(void **state)
 }
 
 /* ---- Raft groups ------------------------------------------------------------ */
-
-static const struct rec *find_log(const struct tp *t, const char *text)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->r[i].type == IMEXD_PEERS_LOG && strstr(t->r[i].text, text))
-			return &t->r[i];
-	return NULL;
-}
 
 /*
  * A peer whose HELLO names another group is not bound (inbound: after our
