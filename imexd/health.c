@@ -285,6 +285,20 @@ static void advance(struct imexd_health *h)
 /* ---- heartbeats out ------------------------------------------------------- */
 
 /*
+ * A member's state as protocol 3 says it: REFUSED is newer, so it goes as
+ * what it means for the others: still recovering while its grace runs
+ * (it was refused while recovering), else disconnected.
+ */
+static uint32_t hb_state(const struct hpeer *pe)
+{
+	if (pe->state <= IMEXD_WIRE_MEMBER_STATE_MAX)
+		return pe->state;
+	if (pe->state == IMEX_MEMBER_REFUSED && pe->grace_end)
+		return IMEX_MEMBER_RECOVERING;
+	return IMEX_MEMBER_DISCONNECTED;
+}
+
+/*
  * What a heartbeat to peer @p carries, into the scratch: this node's view
  * of the members (but itself) of the domains it shares with @p, in peer
  * order, and the generation its kernel holds of each of those domains.
@@ -309,9 +323,7 @@ static void hb_build(struct imexd_health *h, int p, uint16_t *nv,
 		if (!t->mark[i])
 			continue;
 		memcpy(t->views[k].name, t->peers[i].name, IMEX_NAME_MAX);
-		t->views[k++].state =
-			t->peers[i].state > IMEXD_WIRE_MEMBER_STATE_MAX ?
-			IMEX_MEMBER_DISCONNECTED : t->peers[i].state;
+		t->views[k++].state = hb_state(&t->peers[i]);
 	}
 	*nv = (uint16_t)k;
 	*ng = (uint16_t)g;

@@ -656,6 +656,37 @@ static void test_grace_zero(void **state)
 
 /* ---- heartbeats ----------------------------------------------------------- */
 
+/*
+ * Protocol 3 has no REFUSED: a member refused while recovering goes to the
+ * others as recovering until its grace is over, then as disconnected.
+ */
+static void test_heartbeat_refused_while_recovering(void **state)
+{
+	const struct rec *r;
+
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b c"));
+	applied(0, 1, 1);
+	up(0, "b");
+	up(0, "c");
+	down(1000, "c");
+	imexd_health_peer_refused(H, 2000, "c", "identity: it is in another group");
+	settle(2000);
+	assert_int_equal(st("c"), IMEX_MEMBER_REFUSED);
+	tick(3000);
+	r = last(IMEXD_HEALTH_SEND, "b");
+	assert_non_null(r);
+	assert_string_equal(r->views[1].name, "c");
+	assert_int_equal(r->views[1].state, IMEX_MEMBER_RECOVERING);
+	tick(6000);			/* grace over */
+	tick(7000);
+	r = last(IMEXD_HEALTH_SEND, "b");
+	assert_string_equal(r->views[1].name, "c");
+	assert_int_equal(r->views[1].state, IMEX_MEMBER_DISCONNECTED);
+	assert_int_equal(st("c"), IMEX_MEMBER_REFUSED);
+}
+
 static void test_heartbeat_content_and_period(void **state)
 {
 	const struct rec *r;
@@ -1567,6 +1598,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_grace_forever, teardown),
 		cmocka_unit_test_teardown(test_grace_zero, teardown),
 		cmocka_unit_test_teardown(test_heartbeat_content_and_period,
+					  teardown),
+		cmocka_unit_test_teardown(test_heartbeat_refused_while_recovering,
 					  teardown),
 		cmocka_unit_test_teardown(test_change_heartbeats_at_turn_end,
 					  teardown),
