@@ -543,9 +543,19 @@ void imexd_health_peers_up(struct imexd_health *h, uint64_t now,
 }
 
 /* Keep the transport's words (@why may be NULL: @dflt). */
+/*
+ * The transport's words, printable ASCII only ('?' for any other byte):
+ * they may carry a peer's bytes, and reasons are cut at a byte count,
+ * which must not split a UTF-8 sequence or keep a terminal control.
+ */
 static void set_detail(struct hpeer *pe, const char *why, const char *dflt)
 {
+	char *s;
+
 	snprintf(pe->detail, sizeof(pe->detail), "%s", why && *why ? why : dflt);
+	for (s = pe->detail; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			*s = '?';
 }
 
 void imexd_health_peer_down_why(struct imexd_health *h, uint64_t now,

@@ -654,6 +654,28 @@ static void test_grace_zero(void **state)
 	assert_int_equal(count(IMEXD_HEALTH_PEER_LOST, "b"), 2);
 }
 
+/* A transport's words carrying a peer's bytes reach reasons as ASCII. */
+static void test_reasons_ascii_only(void **state)
+{
+	const struct rec *r;
+	const char *s;
+
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b"));
+	applied(0, 1, 1);
+	up(0, "b");
+	imexd_health_peer_down_why(H, 1000, "b", "closed \x1b[2J\xc3\xa9\x7f");
+	settle(1000);
+	r = last(IMEXD_HEALTH_STATUS, "d1");
+	assert_non_null(r);
+	assert_non_null(strstr(r->m[1].reason, "closed ?[2J???"));
+	for (s = r->m[1].reason; *s; s++)
+		assert_true(*s >= 0x20 && *s < 0x7f);
+	for (s = r->dreason; *s; s++)
+		assert_true(*s >= 0x20 && *s < 0x7f);
+}
+
 /* ---- heartbeats ----------------------------------------------------------- */
 
 /*
@@ -1600,6 +1622,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_heartbeat_content_and_period,
 					  teardown),
 		cmocka_unit_test_teardown(test_heartbeat_refused_while_recovering,
+					  teardown),
+		cmocka_unit_test_teardown(test_reasons_ascii_only,
 					  teardown),
 		cmocka_unit_test_teardown(test_change_heartbeats_at_turn_end,
 					  teardown),
