@@ -520,14 +520,6 @@ static void on_conn_failed(void *data, const char *addr)
 	drain(d);
 }
 
-/* Drained with the next event: this runs inside the transport's parse. */
-static void on_refused(void *data, const char *name, const char *why)
-{
-	struct daemon *d = data;
-
-	imexd_node_peer_refused(d->core, now_ms(), name, why);
-}
-
 static void on_conn_down(void *data, uint64_t conn)
 {
 	struct daemon *d = data;
@@ -548,7 +540,6 @@ static const struct imexd_net_ops net_ops = {
 	.conn_up = on_conn_up,
 	.conn_failed = on_conn_failed,
 	.conn_down = on_conn_down,
-	.refused = on_refused,
 	.msg = on_msg,
 };
 

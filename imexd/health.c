@@ -285,6 +285,20 @@ static void advance(struct imexd_health *h)
 /* ---- heartbeats out ------------------------------------------------------- */
 
 /*
+ * A member's state as protocol 3 says it: REFUSED is newer, so it goes as
+ * what it means for the others: still recovering while its grace runs
+ * (it was refused while recovering), else disconnected.
+ */
+static uint32_t hb_state(const struct hpeer *pe)
+{
+	if (pe->state <= IMEXD_WIRE_MEMBER_STATE_MAX)
+		return pe->state;
+	if (pe->state == IMEX_MEMBER_REFUSED && pe->grace_end)
+		return IMEX_MEMBER_RECOVERING;
+	return IMEX_MEMBER_DISCONNECTED;
+}
+
+/*
  * What a heartbeat to peer @p carries, into the scratch: this node's view
  * of the members (but itself) of the domains it shares with @p, in peer
  * order, and the generation its kernel holds of each of those domains.
@@ -309,9 +323,7 @@ static void hb_build(struct imexd_health *h, int p, uint16_t *nv,
 		if (!t->mark[i])
 			continue;
 		memcpy(t->views[k].name, t->peers[i].name, IMEX_NAME_MAX);
-		t->views[k++].state =
-			t->peers[i].state > IMEXD_WIRE_MEMBER_STATE_MAX ?
-			IMEX_MEMBER_DISCONNECTED : t->peers[i].state;
+		t->views[k++].state = hb_state(&t->peers[i]);
 	}
 	*nv = (uint16_t)k;
 	*ng = (uint16_t)g;
@@ -531,9 +543,19 @@ void imexd_health_peers_up(struct imexd_health *h, uint64_t now,
 }
 
 /* Keep the transport's words (@why may be NULL: @dflt). */
+/*
+ * The transport's words, printable ASCII only ('?' for any other byte):
+ * they may carry a peer's bytes, and reasons are cut at a byte count,
+ * which must not split a UTF-8 sequence or keep a terminal control.
+ */
 static void set_detail(struct hpeer *pe, const char *why, const char *dflt)
 {
+	char *s;
+
 	snprintf(pe->detail, sizeof(pe->detail), "%s", why && *why ? why : dflt);
+	for (s = pe->detail; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			*s = '?';
 }
 
 void imexd_health_peer_down_why(struct imexd_health *h, uint64_t now,
@@ -570,10 +592,11 @@ void imexd_health_peer_version_why(struct imexd_health *h, uint64_t now,
 
 	begin(h, now);
 	p = hl_peer_find(&h->t, name);
-	if (p >= 0) {
+	/* Linked: the one refused only claimed its name. */
+	if (p >= 0 && !h->t.peers[p].link &&
+	    h->t.peers[p].state != IMEX_MEMBER_CONNECTED) {
 		struct hpeer *pe = &h->t.peers[p];
 
-		pe->link = false;
 		pe->cause = HC_VERSION;
 		pe->cause_at = now;
 		set_detail(pe, why, "no protocol version in common");

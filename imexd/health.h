@@ -145,6 +145,8 @@ void imexd_health_peers_up(struct imexd_health *h, uint64_t now,
 			   const char *const *names, size_t n);
 void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
 			    const char *name);
+/* No protocol version in common: VERSION_MISMATCH, unless @name is
+ * linked or connected (then it was someone using its name). */
 void imexd_health_peer_version(struct imexd_health *h, uint64_t now,
 			       const char *name);
 /* The same, with the transport's words for it (@why may be NULL). */

@@ -87,6 +87,7 @@ struct imexd_net {
 	uint64_t next_id;
 	struct imexd_resolver *resolver;
 	struct ratelimit rl;
+	uint64_t claims_refused;	/* HELLOs its certificate does not back */
 };
 
 static uint64_t now_ms(void)
@@ -523,13 +524,8 @@ static bool conn_bind_name(struct conn *c, const char *claim)
 	if (c->tls && !imexd_tls_peer_names(c->tls, claim, names, sizeof(names))) {
 		peer_warn(c->net, "refusing connection %s %s: it claims to be node '%s' but its certificate names %s",
 			  c->outbound ? "to" : "from", c->peer, claim, names);
-		if (c->net->ops->refused) {
-			char why[320];	/* health keeps IMEX_MESSAGE_MAX */
-
-			snprintf(why, sizeof(why), "TLS: the certificate at %.64s names %.120s, not '%.63s'",
-				 c->peer, names, claim);
-			c->net->ops->refused(c->net->data, claim, why);
-		}
+		/* Someone else's certificate: the claimed member stays as it is. */
+		c->net->claims_refused++;
 		return false;
 	}
 	snprintf(c->name, sizeof(c->name), "%s", claim);
@@ -1141,4 +1137,9 @@ void imexd_net_counts(const struct imexd_net *net, unsigned *up,
 			n++;
 	*up = n;
 	*total = net->nconns;
+}
+
+uint64_t imexd_net_claims_refused(const struct imexd_net *net)
+{
+	return net->claims_refused;
 }

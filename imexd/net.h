@@ -66,9 +66,6 @@ struct imexd_net_ops {
 	void (*conn_down)(void *data, uint64_t conn);
 	/* One decoded message; @msg is freed after the call returns. */
 	void (*msg)(void *data, uint64_t conn, const struct imexd_msg *msg);
-	/* A HELLO claiming node @name was refused: the TLS certificate does
-	 * not carry that name (@why says so).  May be NULL. */
-	void (*refused)(void *data, const char *name, const char *why);
 };
 
 struct imexd_net_cfg {
@@ -138,5 +135,12 @@ void imexd_net_set_tls(struct imexd_net *net, struct imexd_tls *tls);
 /* Counts for STATUS= lines: connections up, and all. */
 void imexd_net_counts(const struct imexd_net *net, unsigned *up,
 		      unsigned *total);
+
+/*
+ * HELLOs refused because the TLS certificate does not carry the claimed
+ * name.  Such a connection is someone else's: it is logged (rate-limited)
+ * and counted, and the member it claimed to be is left as it was.
+ */
+uint64_t imexd_net_claims_refused(const struct imexd_net *net);
 
 #endif /* IMEXD_NET_H */

@@ -586,14 +586,6 @@ void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now)
 	imexd_health_set_wall(n->health, wall_minus_now);
 }
 
-void imexd_node_peer_refused(struct imexd_node *n, uint64_t now,
-			     const char *name, const char *why)
-{
-	n->now = now;
-	imexd_health_peer_refused(n->health, now, name, why);
-	node_pump(n);
-}
-
 /* No leader known: why, for the reason of every domain not READY. */
 static void node_quorum(struct imexd_node *n)
 {

@@ -188,9 +188,6 @@ void imexd_node_export_del(struct imexd_node *n, uint64_t now,
 			   uint64_t handle_id, const uint8_t domain_uuid[16],
 			   uint32_t channel_id);
 void imexd_node_timer(struct imexd_node *n, uint64_t now);
-/* The transport refused a HELLO claiming node @name (TLS names). */
-void imexd_node_peer_refused(struct imexd_node *n, uint64_t now,
-			     const char *name, const char *why);
 /* Wall clock minus the clock of now, ms: health's statuses say when. */
 void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now);
 uint64_t imexd_node_deadline(const struct imexd_node *n);

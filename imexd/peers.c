@@ -100,6 +100,7 @@ struct imexd_peers {
 	uint8_t fabric_uuid[16];
 	uint32_t partition;
 	uint64_t group;			/* this node's Raft group id, 0: none */
+	uint64_t claims_refused;	/* HELLOs its certificate did not back */
 	bool started, shutting_down;
 
 	struct peer *peers;
@@ -775,6 +776,17 @@ static bool cert_names(const struct conn *c, const char *name)
 	return false;
 }
 
+/*
+ * Is @c the node its HELLO names (its certificate was checked to carry the
+ * name)?  With TLS, yes; without, only a connection this node dialled to
+ * the node list's address of it: an inbound claim is anyone's.  Only a
+ * proven one may change how that member is shown.
+ */
+static bool proven(const struct conn *c)
+{
+	return (c->has_auth && c->auth.tls) || c->outbound;
+}
+
 /* "'x', 'y'" for the log, or "no node name". */
 static void cert_list(const struct conn *c, char *buf, size_t len)
 {
@@ -950,10 +962,8 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		plog_limited(p, now, "cert", c->addr, name, LOG_WARNING,
 			     "peer %s claims to be '%s' but its certificate names %s; refused",
 			     c->addr, name, certs);
-		if (q >= 0)
-			emit_name_why(p, IMEXD_PEERS_PEER_REFUSED, &p->peers[q],
-				      c->id, "TLS: the certificate at %s names %s, not '%s'",
-				      c->addr, certs, name);
+		/* Someone else's certificate: the member claimed stays as is. */
+		p->claims_refused++;
 		conn_end(p, c, now, true);
 		return;
 	}
@@ -978,20 +988,22 @@ static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 			     "node '%s' (%s) speaks protocol %u..%u, this node %u: upgrade one of them",
 			     name, c->addr, m->u.hello.proto_min,
 			     m->u.hello.proto_max, IMEXD_PROTO_VERSION);
-		emit_name_why(p, IMEXD_PEERS_PEER_VERSION, pe, id,
-			      "it speaks protocol %u..%u, this node %u",
-			      m->u.hello.proto_min, m->u.hello.proto_max,
-			      IMEXD_PROTO_VERSION);
+		if (proven(c))
+			emit_name_why(p, IMEXD_PEERS_PEER_VERSION, pe, id,
+				      "it speaks protocol %u..%u, this node %u",
+				      m->u.hello.proto_min, m->u.hello.proto_max,
+				      IMEXD_PROTO_VERSION);
 		refuse_for_long(p, now, c, pe);
 		return;
 	}
 
 	if (p->group && m->u.hello.group && m->u.hello.group != p->group) {
 		group_refused(p, now, c, name, m->u.hello.group);
-		emit_name_why(p, IMEXD_PEERS_PEER_REFUSED, pe, id,
-			      "identity: it is in another group (group id %016llx, this node's %016llx): see its log",
-			      (unsigned long long)m->u.hello.group,
-			      (unsigned long long)p->group);
+		if (proven(c))
+			emit_name_why(p, IMEXD_PEERS_PEER_REFUSED, pe, id,
+				      "identity: it is in another group (group id %016llx, this node's %016llx): see its log",
+				      (unsigned long long)m->u.hello.group,
+				      (unsigned long long)p->group);
 		refuse_for_long(p, now, c, pe);
 		return;
 	}
@@ -1326,4 +1338,9 @@ size_t imexd_peers_count(const struct imexd_peers *p)
 const char *imexd_peers_name(const struct imexd_peers *p, size_t i)
 {
 	return i < p->npeers && !p->peers[i].gone ? p->peers[i].name : NULL;
+}
+
+uint64_t imexd_peers_claims_refused(const struct imexd_peers *p)
+{
+	return p->claims_refused;
 }

@@ -118,8 +118,10 @@ enum imexd_peers_action_type {
 					 * text: how */
 	IMEXD_PEERS_PEER_VERSION,	/* name: no common protocol version;
 					 * text: the versions */
-	IMEXD_PEERS_PEER_REFUSED,	/* name: its HELLO was refused (TLS
-					 * names, another group); text: why */
+	IMEXD_PEERS_PEER_REFUSED,	/* name: its HELLO was refused (another
+					 * group), on a connection proven to
+					 * be it (TLS, or dialled by this
+					 * node); text: why */
 	IMEXD_PEERS_MSG,		/* name, msg (not HELLO/HELLO_ACK) */
 	IMEXD_PEERS_LOG,		/* level, text */
 };
@@ -205,6 +207,13 @@ uint64_t imexd_peers_group(const struct imexd_peers *p, const char *name);
 int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
 		    const char *addr);
 void imexd_peers_remove(struct imexd_peers *p, uint64_t now, const char *name);
+/*
+ * HELLOs refused because the certificate does not carry the claimed name:
+ * someone else's, so logged and counted, and the member claimed is left
+ * as it is (no PEER_REFUSED).
+ */
+uint64_t imexd_peers_claims_refused(const struct imexd_peers *p);
+
 /* The peers by slot, 0..count-1: a name, or NULL for a removed one. */
 size_t imexd_peers_count(const struct imexd_peers *p);
 const char *imexd_peers_name(const struct imexd_peers *p, size_t i);

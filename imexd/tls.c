@@ -75,7 +75,7 @@ static void cert_dns_names(X509 *x, char *buf, size_t len)
 	GENERAL_NAMES *gens = X509_get_ext_d2i(x, NID_subject_alt_name, NULL,
 					       NULL);
 	size_t off = 0;
-	int i;
+	int i, j;
 
 	if (!len)
 		return;
@@ -90,9 +90,19 @@ static void cert_dns_names(X509 *x, char *buf, size_t len)
 		d = ASN1_STRING_get0_data(g->d.dNSName);
 		n = ASN1_STRING_length(g->d.dNSName);
 		if (off < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s'%.*s'",
-						off ? ", " : "", n > 64 ? 64 : n,
-						(const char *)d);
+			off += (size_t)snprintf(buf + off, len - off, "%s'",
+						off ? ", " : "");
+		/* The peer's bytes: printable ASCII, else \xHH. */
+		for (j = 0; d && j < n && j < 64 && off < len; j++) {
+			if (d[j] >= 0x20 && d[j] < 0x7f && d[j] != '\\')
+				off += (size_t)snprintf(buf + off, len - off,
+							"%c", d[j]);
+			else
+				off += (size_t)snprintf(buf + off, len - off,
+							"\\x%02x", d[j]);
+		}
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "'");
 	}
 	GENERAL_NAMES_free(gens);
 	if (!buf[0])

@@ -803,6 +803,9 @@ static void test_tls_names(const char *dir)
 	check(a.msgs == msgs,
 	      "TLS names: ... and nothing it sent reaches the owner (%u messages)",
 	      a.msgs - msgs);
+	check(imexd_net_claims_refused(na) == 1,
+	      "TLS names: ... and it is counted (%llu), not reported as 'a'",
+	      (unsigned long long)imexd_net_claims_refused(na));
 
 	/* Names are case-sensitive; OpenSSL's match is not. */
 	msgs = a.msgs;

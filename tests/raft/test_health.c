@@ -545,6 +545,10 @@ static void test_reasons_say_why_and_since(void **state)
 	imexd_health_peer_refused(H, 18000, "b", "TLS: the certificate names x");
 	settle(18000);
 	assert_int_equal(st("b"), IMEX_MEMBER_CONNECTED);
+	/* Nor a version mismatch claimed under its name. */
+	imexd_health_peer_version_why(H, 18000, "b", "it speaks protocol 9..9, this node 3");
+	settle(18000);
+	assert_int_equal(st("b"), IMEX_MEMBER_CONNECTED);
 
 	/* No leader: the agreement layer's reason comes first, then goes. */
 	imexd_health_set_quorum(H, 19000, "no quorum: 1 of 3 voters reachable (b, c unreachable)");
@@ -650,7 +654,60 @@ static void test_grace_zero(void **state)
 	assert_int_equal(count(IMEXD_HEALTH_PEER_LOST, "b"), 2);
 }
 
+/* A transport's words carrying a peer's bytes reach reasons as ASCII. */
+static void test_reasons_ascii_only(void **state)
+{
+	const struct rec *r;
+	const char *s;
+
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b"));
+	applied(0, 1, 1);
+	up(0, "b");
+	imexd_health_peer_down_why(H, 1000, "b", "closed \x1b[2J\xc3\xa9\x7f");
+	settle(1000);
+	r = last(IMEXD_HEALTH_STATUS, "d1");
+	assert_non_null(r);
+	assert_non_null(strstr(r->m[1].reason, "closed ?[2J???"));
+	for (s = r->m[1].reason; *s; s++)
+		assert_true(*s >= 0x20 && *s < 0x7f);
+	for (s = r->dreason; *s; s++)
+		assert_true(*s >= 0x20 && *s < 0x7f);
+}
+
 /* ---- heartbeats ----------------------------------------------------------- */
+
+/*
+ * Protocol 3 has no REFUSED: a member refused while recovering goes to the
+ * others as recovering until its grace is over, then as disconnected.
+ */
+static void test_heartbeat_refused_while_recovering(void **state)
+{
+	const struct rec *r;
+
+	(void)state;
+	start(1000, 3, 5000);
+	doms(0, 1, mk(1, "d1", 1, "a b c"));
+	applied(0, 1, 1);
+	up(0, "b");
+	up(0, "c");
+	down(1000, "c");
+	imexd_health_peer_refused(H, 2000, "c", "identity: it is in another group");
+	settle(2000);
+	assert_int_equal(st("c"), IMEX_MEMBER_REFUSED);
+	tick(3000);
+	r = last(IMEXD_HEALTH_SEND, "b");
+	assert_non_null(r);
+	assert_string_equal(r->views[1].name, "c");
+	assert_int_equal(r->views[1].state, IMEX_MEMBER_RECOVERING);
+	tick(6000);			/* grace over */
+	tick(7000);
+	r = last(IMEXD_HEALTH_SEND, "b");
+	assert_string_equal(r->views[1].name, "c");
+	assert_int_equal(r->views[1].state, IMEX_MEMBER_DISCONNECTED);
+	assert_int_equal(st("c"), IMEX_MEMBER_REFUSED);
+}
 
 static void test_heartbeat_content_and_period(void **state)
 {
@@ -1563,6 +1620,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_grace_forever, teardown),
 		cmocka_unit_test_teardown(test_grace_zero, teardown),
 		cmocka_unit_test_teardown(test_heartbeat_content_and_period,
+					  teardown),
+		cmocka_unit_test_teardown(test_heartbeat_refused_while_recovering,
+					  teardown),
+		cmocka_unit_test_teardown(test_reasons_ascii_only,
 					  teardown),
 		cmocka_unit_test_teardown(test_change_heartbeats_at_turn_end,
 					  teardown),

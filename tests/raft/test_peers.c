@@ -672,6 +672,9 @@ static void test_tls_claim_must_be_in_the_certificate(void **state)
 	inbound_hello(&t, 0, 1, "10.0.0.7:41234", "b", &auth);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	/* Someone else's certificate: 'b' is left as it is, counted. */
+	assert_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 0));
+	assert_true(imexd_peers_claims_refused(t.p) == 1);
 	assert_int_equal(count(&t, IMEXD_PEERS_SEND), 0);
 	r = find(&t, IMEXD_PEERS_LOG, 0);
 	assert_non_null(r);
@@ -690,6 +693,8 @@ static void test_tls_claim_must_be_in_the_certificate(void **state)
 	inbound_hello(&t, 0, 3, "10.0.0.9:1", "b", &auth);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
 	assert_false(imexd_peers_connected(t.p, "b"));
+	assert_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 0));
+	assert_true(imexd_peers_claims_refused(t.p) == 3);
 
 	/* The certificate carries the claim: bound. */
 	strcpy(auth.names[0], "b");
@@ -704,25 +709,45 @@ static void test_tls_claim_must_be_in_the_certificate(void **state)
 	tp_free(&t);
 }
 
+static const struct rec *find_log(const struct tp *t, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->r[i].type == IMEXD_PEERS_LOG && strstr(t->r[i].text, text))
+			return &t->r[i];
+	return NULL;
+}
+
 /* ---- protocol versions ----------------------------------------------------- */
 
 static void test_version_mismatch_reported_and_closed(void **state)
 {
 	struct imexd_peers_config c = config("a");
+	struct imexd_peers_auth auth = { .tls = true, .n_names = 1 };
 	struct imexd_msg m;
 	struct tp t;
 
 	(void)state;
+	strcpy(auth.names[0], "b");
 	tp_new(&t, &c);
 	imexd_peers_conn_up(t.p, 0, 1, "10.0.0.2:1", false, NULL);
 	hello(&m, IMEXD_MSG_HELLO, "b", 1, 1, 1);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	drain(&t);
-	assert_non_null(find(&t, IMEXD_PEERS_PEER_VERSION, 1));
-	assert_string_equal(find(&t, IMEXD_PEERS_PEER_VERSION, 1)->name, "b");
+	/* Inbound without TLS: anyone's claim, logged, 'b' left as it is. */
+	assert_null(find(&t, IMEXD_PEERS_PEER_VERSION, 0));
+	assert_non_null(find_log(&t, "speaks protocol 1..1"));
 	assert_non_null(find_sent(&t, IMEXD_MSG_HELLO_ACK, 1));
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
+	/* With TLS, the certificate naming 'b': reported. */
+	imexd_peers_conn_up(t.p, 0, 9, "10.0.0.2:9", false, &auth);
+	imexd_peers_msg(t.p, 0, 9, &m);
+	drain(&t);
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_VERSION, 9));
+	assert_string_equal(find(&t, IMEXD_PEERS_PEER_VERSION, 9)->name, "b");
+	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 9));
 	leave_from(&m, "b", 1);
 	imexd_peers_msg(t.p, 0, 1, &m);
 	drain(&t);
@@ -750,16 +775,6 @@ static void test_version_mismatch_reported_and_closed(void **state)
 
 /* ---- Raft groups ------------------------------------------------------------ */
 
-static const struct rec *find_log(const struct tp *t, const char *text)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->r[i].type == IMEXD_PEERS_LOG && strstr(t->r[i].text, text))
-			return &t->r[i];
-	return NULL;
-}
-
 /*
  * A peer whose HELLO names another group is not bound (inbound: after our
  * HELLO_ACK with our id), nothing it sends is handed on, one error line a
@@ -785,6 +800,8 @@ static void test_peer_of_another_group_refused(void **state)
 	drain(&t);
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));
+	/* An inbound claim without TLS proves nothing: 'b' is not marked. */
+	assert_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 0));
 	r = find_sent(&t, IMEXD_MSG_HELLO_ACK, 1);
 	assert_non_null(r);
 	assert_true(r->sent.u.hello.group == 0x1111);
@@ -825,6 +842,8 @@ static void test_peer_of_another_group_refused(void **state)
 	drain(&t);
 	assert_null(find(&t, IMEXD_PEERS_PEER_UP, 0));
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 3));
+	/* Dialled by this node at c's address: shown refused. */
+	assert_non_null(find(&t, IMEXD_PEERS_PEER_REFUSED, 3));
 	assert_non_null(find_log(&t, "node 'c' (10.0.0.3:50100) is in another group"));
 	imexd_peers_timer(t.p, 100 + 2999);
 	drain(&t);

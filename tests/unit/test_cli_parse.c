@@ -335,6 +335,21 @@ static void test_domain_create_parses_members_channels_owner_mode(void **state)
 	domain_create_args_free(&a);
 }
 
+/* Reasons are a peer's words: nothing in them reaches a terminal raw. */
+static void test_reasons_escaped_for_terminals(void **state)
+{
+	char *e;
+
+	(void)state;
+	e = text_escape("TLS: names 'x\x1b[2J', \"q\" \\ \x7f\n");
+	assert_non_null(e);
+	assert_string_equal(e, "TLS: names 'x\\x1b[2J', \\\"q\\\" \\\\ \\x7f\\x0a");
+	free(e);
+	e = text_escape("");
+	assert_string_equal(e, "");
+	free(e);
+}
+
 static void test_defaults_are_filled_in(void **state)
 {
 	char *create[] = { "create", "j", "--nodes", "a", NULL };
@@ -934,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_conflicting_options_are_usage_errors),
 		cmocka_unit_test(test_domain_create_parses_members_channels_owner_mode),
 		cmocka_unit_test(test_defaults_are_filled_in),
+		cmocka_unit_test(test_reasons_escaped_for_terminals),
 		cmocka_unit_test(test_node_join_and_leave_parse),
 		cmocka_unit_test(test_monitor_parse),
 		cmocka_unit_test(test_node_list_parse),

@@ -91,6 +91,7 @@ void table_add_v(struct table *t, const char *const *cells);
 void table_print(struct table *t);
 void table_free(struct table *t);
 void json_print(struct json_object *obj);
+char *text_escape(const char *s);
 char *format_ids(const uint32_t *ids, size_t n);
 struct json_object *json_uuid(const uint8_t uuid[IMEXCTL_UUID_LEN]);
 struct json_object *json_fabric(bool has, const uint8_t uuid[IMEXCTL_UUID_LEN],

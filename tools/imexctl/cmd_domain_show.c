@@ -87,8 +87,12 @@ void domain_print(const struct imexctl_domain *d)
 		printf("fabric:      (none)\n");
 	}
 	printf("state:       %s\n", imexctl_domain_state_name(d->state));
-	if (imexctl_domain_reason(d))
-		printf("reason:      %s\n", imexctl_domain_reason(d));
+	if (imexctl_domain_reason(d)) {
+		char *why = text_escape(imexctl_domain_reason(d));
+
+		printf("reason:      %s\n", why ? why : "(no memory)");
+		free(why);
+	}
 	printf("generation:  %u\n", d->generation);
 	ids = format_ids(d->channel_ids, d->n_channel_ids);
 	printf("channels:    %s (%zu)\n", ids && ids[0] ? ids : "none", d->n_channel_ids);
@@ -100,7 +104,8 @@ void domain_print(const struct imexctl_domain *d)
 	t = table_new(6, "#", "MEMBER", "ADDRESS", "STATE", "SINCE", "REASON");
 	for (i = 0; i < d->n_members; i++) {
 		const struct imexctl_member *m = &d->members[i];
-		const char *why = imexctl_member_reason(d, i);
+		const char *reason = imexctl_member_reason(d, i);
+		char *why = reason ? text_escape(reason) : NULL;
 		char since[32];
 
 		snprintf(num, sizeof(num), "%zu", i);
@@ -108,6 +113,7 @@ void domain_print(const struct imexctl_domain *d)
 		table_add(t, num, m->name, m->addr,
 			  i == d->member_self ? "self" : imexctl_member_state_name(m->state),
 			  since[0] ? since : "-", why ? why : "-");
+		free(why);
 	}
 	table_print(t);
 	table_free(t);

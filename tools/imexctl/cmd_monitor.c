@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -90,18 +91,10 @@ static uint64_t realtime_ms(void)
 /* Reasons are free text from imexd: quoted, with quotes and controls escaped. */
 static void print_quoted(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	char *e = text_escape(s);
 
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			printf("\\x%02x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
+	printf("\"%s\"", e ? e : "(no memory)");
+	free(e);
 }
 
 static void print_text(const struct imexctl_event *ev, uint64_t now)

@@ -219,3 +219,32 @@ void format_iso8601(uint64_t ms, bool millis, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%sZ", base);
 }
+
+/*
+ * Free text from imexd or the kernel (reasons) for a terminal, malloc'd:
+ * quotes, backslashes and control bytes escaped (\", \\, \xHH), so a
+ * peer's words cannot move the cursor or forge a line.  NULL: no memory.
+ */
+char *text_escape(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *r = malloc(4 * n + 1);
+
+	if (!r)
+		return NULL;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			r[o++] = '\\';
+			r[o++] = (char)ch;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			snprintf(r + o, 5, "\\x%02x", ch);
+			o += 4;
+		} else {
+			r[o++] = (char)ch;
+		}
+	}
+	r[o] = 0;
+	return r;
+}
