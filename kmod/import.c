@@ -361,6 +361,7 @@ int imex_file_import(struct imex_file *f, const struct imex_handle *h,
 	else
 		err = imex_import_remote(f, h, timeout_ms, desc, len, held);
 out:
+	imex_revoked_flush();	/* an import revoked as it arrived */
 	mutex_unlock(&imex_lock);
 	imex_stats_import(err);
 	return err;
