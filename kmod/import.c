@@ -241,6 +241,8 @@ static int imex_import_record(struct imex_file *f, const struct imex_handle *h,
 		list_add_tail(&im->enode, &imex_remote_imports);
 	if (revoke >= 0)
 		imex_import_revoke(im, revoke);
+	else
+		imex_stats_import(0);	/* only a new import, still valid */
 	*held = true;
 	return 0;
 }
@@ -363,7 +365,8 @@ int imex_file_import(struct imex_file *f, const struct imex_handle *h,
 out:
 	imex_revoked_flush();	/* an import revoked as it arrived */
 	mutex_unlock(&imex_lock);
-	imex_stats_import(err);
+	if (err)
+		imex_stats_import(err);
 	return err;
 }
 

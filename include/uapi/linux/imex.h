@@ -398,7 +398,7 @@ enum imex_attr {
 enum imex_stats_attr {
 	IMEX_A_STATS_UNSPEC,
 	IMEX_A_STATS_EXPORTS,		/* exports made */
-	IMEX_A_STATS_IMPORTS,		/* imports completed (local and remote) */
+	IMEX_A_STATS_IMPORTS,		/* new imports held (local and remote) */
 	IMEX_A_STATS_REFUSED_PERMISSION, /* EPERM, EACCES: not this channel's */
 	IMEX_A_STATS_REFUSED_NOT_FOUND,	/* ENOENT: no such export */
 	IMEX_A_STATS_REFUSED_UNREACHABLE, /* EHOSTUNREACH: exporter not reachable */
@@ -406,7 +406,7 @@ enum imex_stats_attr {
 	IMEX_A_STATS_REFUSED_NO_SPACE,	/* ENOBUFS, ENOSPC, EAGAIN: a table full */
 	IMEX_A_STATS_REFUSED_NO_DAEMON,	/* ESRCH: no imexd attached */
 	IMEX_A_STATS_REFUSED_REVOKED,	/* ENODEV: the channel was revoked */
-	IMEX_A_STATS_REFUSED_OTHER,	/* any other errno (EINTR, ENOMEM, ...) */
+	IMEX_A_STATS_REFUSED_OTHER,	/* any other but EINTR (ENOMEM, ...) */
 	IMEX_A_STATS_PAD,
 
 	__IMEX_A_STATS_MAX
