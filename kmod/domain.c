@@ -218,7 +218,7 @@ static int imex_put_member(struct sk_buff *skb, const struct imex_domain *d,
 	     nla_put_string(skb, IMEX_A_MEMBER_REASON, m->reason)) ||
 	    (m->since &&
 	     nla_put_u64_64bit(skb, IMEX_A_MEMBER_SINCE, m->since,
-			       IMEX_A_MEMBER_UNSPEC)) ||
+			       IMEX_A_MEMBER_PAD)) ||
 	    (views && m->view &&
 	     nla_put(skb, IMEX_A_MEMBER_VIEW, d->nmembers, m->view))) {
 		nla_nest_cancel(skb, e);

@@ -421,6 +421,7 @@ enum imex_member_attr {
 	IMEX_A_MEMBER_VIEW,		/* binary, u8 per member */
 	IMEX_A_MEMBER_REASON,		/* string, why it is in this state */
 	IMEX_A_MEMBER_SINCE,		/* u64, ms since the epoch (CLOCK_REALTIME) */
+	IMEX_A_MEMBER_PAD,		/* alignment of SINCE */
 
 	__IMEX_A_MEMBER_MAX
 };
