@@ -89,6 +89,80 @@ $DOM da state=1 'reason="imexd detached: no manager on this node"' ||
 	fail "reason changed while DOWN: $($NL domain name=da)"
 t_ok "reasons stored, reported, cleared; too long refused, nothing changed; the event carries changed members; DOWN says why"
 
+# 160 members with 63-byte names, 255-byte addresses, a view each and
+# 255-byte reasons: MEMBERS fits one attribute only without the views and
+# the reasons (about 98 KiB with the reasons alone), so the domain's reply
+# leaves both out and still names every member.
+UB=aaaaaaaa-0000-0000-0000-0000000000a8
+PAD=$(printf '%059d' 0)		# "m" + 3 digits + 59: 63 bytes
+ADDR=$(printf '%0255d' 0)
+VW=$(printf '%0160d' 0 | tr 0 3)
+members="$NODE@$ADDR"
+i=1
+while [ $i -lt 160 ]; do
+	members="$members,m$(printf '%03d' $i)$PAD@$ADDR"
+	i=$((i + 1))
+done
+# One status line per 50 members: a line takes at most 64 arguments.
+{
+	echo attach
+	echo "set name=big uuid=$UB fabric=$FABRIC members=$members gen=1"
+	i=1
+	while [ $i -lt 160 ]; do
+		view="" extra=""
+		j=$i
+		while [ $j -lt 160 ] && [ $j -lt $((i + 50)) ]; do
+			n=m$(printf '%03d' $j)$PAD
+			view="$view${view:+,}$n:4:$VW"
+			extra="$extra mreason_len=$n:255"
+			j=$((j + 1))
+		done
+		echo "status name=big state=degraded dreason=many_lost view=$view$extra"
+		i=$j
+	done
+} > "$OUT/rs-big.script"
+$NL -f "$OUT/rs-big.script" > "$OUT/rs-big.log" 2>&1 ||
+	fail "160 members with reasons: $(tail -c 2000 "$OUT/rs-big.log")"
+$NL domain name=big > "$OUT/rs-big.dom" 2> "$OUT/rs-big.err" ||
+	fail "domain get of 160 members with views and reasons: $(cat "$OUT/rs-big.err")"
+n=$(tr ' ' '\n' < "$OUT/rs-big.dom" | grep -c '^member=')
+[ "$n" = 160 ] || fail "160 members, the reply has $n"
+grep -q "member=m159$PAD@$ADDR:4 " "$OUT/rs-big.dom" ||
+	fail "member 159 without its address or state"
+! grep -q 'why\[' "$OUT/rs-big.dom" || fail "reasons in a reply they do not fit"
+grep -q ' reason="' "$OUT/rs-big.dom" || fail "the domain's reason left out"
+! grep -q ":4:$VW" "$OUT/rs-big.dom" || fail "views in a reply they do not fit"
+# With 20 reasons left they fit again, without the views.
+{
+	echo attach
+	i=21
+	while [ $i -lt 160 ]; do
+		line="status name=big state=degraded dreason=many_lost view="
+		j=$i sep=""
+		while [ $j -lt 160 ] && [ $j -lt $((i + 50)) ]; do
+			line="$line${sep}m$(printf '%03d' $j)$PAD:4"
+			sep=,
+			j=$((j + 1))
+		done
+		echo "$line"
+		i=$j
+	done
+} > "$OUT/rs-big2.script"
+$NL -f "$OUT/rs-big2.script" > "$OUT/rs-big2.log" 2>&1 ||
+	fail "fewer reasons: $(tail -c 2000 "$OUT/rs-big2.log")"
+$NL domain name=big > "$OUT/rs-big.dom" 2> "$OUT/rs-big.err" ||
+	fail "domain get with 20 reasons: $(cat "$OUT/rs-big.err")"
+n=$(tr ' ' '\n' < "$OUT/rs-big.dom" | grep -c '^why\[')
+[ "$n" = 20 ] || fail "20 reasons kept, the reply has $n"
+grep -q "why\[m020$PAD\]=\"$(printf '%0255d' 0 | tr 0 x)\"" "$OUT/rs-big.dom" ||
+	fail "member 20's reason not whole"
+! grep -q ":4:$VW" "$OUT/rs-big.dom" || fail "views in a reply they do not fit"
+$NL -q -f - <<SCRIPT || fail "remove big"
+attach
+remove name=big
+SCRIPT
+t_ok "160 long members: views and reasons left out of the reply, every member in it"
+
 # Two local imports of one export; the export ends: one event, count 2.
 $NL -f - > "$OUT/rs-revoked.log" 2>&1 <<SCRIPT || fail "imports revoked: $(cat "$OUT/rs-revoked.log")"
 attach

@@ -87,7 +87,9 @@
  *      IMEX_A_MEMBERS: nested array, each
  *          IMEX_A_MEMBER_ENTRY_NAME, IMEX_A_MEMBER_ADDR,
  *          IMEX_A_MEMBER_STATE: u32 enum imex_member_state, as this node sees it
- *          IMEX_A_MEMBER_REASON: string, why (absent: none given)
+ *          IMEX_A_MEMBER_REASON: string, why (absent: none given, or for
+ *                                every member if the reasons would not
+ *                                fit one attribute, even without views)
  *          IMEX_A_MEMBER_SINCE: u64 ms since the epoch it is in that state
  *                               (absent: not known)
  *          IMEX_A_MEMBER_VIEW: binary, one u8 enum imex_member_state per member:
