@@ -244,7 +244,7 @@ struct imex_export *imex_export_find(u64 id);
 int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 		     struct imex_handle *h);
 int imex_file_unexport(struct imex_file *f, const struct imex_handle *h);
-void imex_file_end_exports(struct imex_file *f);
+void imex_file_end_exports(struct imex_file *f, u32 reason);
 void imex_export_dels_clear(void);
 void imex_exports_forget_checked(void);
 

@@ -102,7 +102,12 @@ void imex_revoked_tally(const struct imex_import *im, u32 reason)
 	const uuid_t *node = im->remote ? &im->node_uuid : &imex_node.uuid;
 	struct imex_revoke_tally *t;
 
-	if (!imex_events_listened())
+	/*
+	 * Only what the system revoked: an exporter's own unexport is its
+	 * business (its importers see it through IMEX_IOC_REVOKED), and an
+	 * event per unexport would let any tenant flood the public group.
+	 */
+	if (reason == IMEX_REVOKE_UNEXPORTED || !imex_events_listened())
 		return;
 	list_for_each_entry(t, &imex_tally, list) {
 		if (t->reason == reason && uuid_equal(&t->node, node) &&

@@ -1,8 +1,9 @@
 # Reasons: the manager's words for a domain that is not READY and for each
 # member's state are stored, reported and cleared; a reason too long is
 # refused and changes nothing; the status event carries the members it
-# changed; the module says why domains are DOWN when imexd goes; revoked
-# imports come as one IMPORTS_REVOKED event per domain, node and reason.
+# changed; the module says why domains are DOWN when imexd goes; imports
+# the system revoked come as one IMPORTS_REVOKED event per domain, node and
+# reason, an exporter's own unexport as none.
 . tests/vm/lib.sh
 . tests/kmod/common.sh
 . tests/kmod/share-lib.sh
@@ -163,7 +164,11 @@ remove name=big
 SCRIPT
 t_ok "160 long members: views and reasons left out of the reply, every member in it"
 
-# Two local imports of one export; the export ends: one event, count 2.
+# Two local imports of one export; the export ends (its owner's own doing):
+# its importers see it, no event.  Two more of another export; the channel
+# is revoked (the system's doing): one event, count 2.  The listener takes
+# two events: the revocation's CHANNEL_DEL and IMPORTS_REVOKED, so an event
+# for the unexport would come first and push the second one out.
 $NL -f - > "$OUT/rs-revoked.log" 2>&1 <<SCRIPT || fail "imports revoked: $(cat "$OUT/rs-revoked.log")"
 attach
 status name=da state=ready
@@ -172,15 +177,27 @@ sh i=0; until test -s $OUT/rs-h1; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sle
 sh $SHARE -c 1 import \$(cat $OUT/rs-h1) --wait-revoke 60 > $OUT/rs-imp1a.log 2>&1 & echo \$! > $OUT/rs-imp1a.pid
 sh $SHARE -c 1 import \$(cat $OUT/rs-h1) --wait-revoke 60 > $OUT/rs-imp1b.log 2>&1 & echo \$! > $OUT/rs-imp1b.pid
 sh i=0; until grep -q one $OUT/rs-imp1a.log && grep -q one $OUT/rs-imp1b.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
-sh $LISTEN rv 1
+sh $LISTEN rv 2
 sh kill -TERM \$(cat $OUT/rs-exp1.pid)
-sh $HEARD rv cmd=36 name=da uuid=$UA handle_node=$NODEU imports=2 revoke_reason=0
 sh i=0; until ! kill -0 \$(cat $OUT/rs-imp1a.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh i=0; until ! kill -0 \$(cat $OUT/rs-imp1b.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh grep -q 'reason unexported' $OUT/rs-imp1a.log
+sh grep -q 'reason unexported' $OUT/rs-imp1b.log
+sh $SHARE -c 1 export --desc two --hold --handle-file $OUT/rs-h2 > $OUT/rs-exp2.log 2>&1 & echo \$! > $OUT/rs-exp2.pid
+sh i=0; until test -s $OUT/rs-h2; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh $SHARE -c 1 import \$(cat $OUT/rs-h2) --wait-revoke 60 > $OUT/rs-imp2a.log 2>&1 & echo \$! > $OUT/rs-imp2a.pid
+sh $SHARE -c 1 import \$(cat $OUT/rs-h2) --wait-revoke 60 > $OUT/rs-imp2b.log 2>&1 & echo \$! > $OUT/rs-imp2b.pid
+sh i=0; until grep -q two $OUT/rs-imp2a.log && grep -q two $OUT/rs-imp2b.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+set $SETA members=$NODE,peer1,peer2 gen=2 channels=2
+sh $HEARD rv cmd=36 name=da uuid=$UA handle_node=$NODEU imports=2 revoke_reason=3 '!revoke_reason=0'
+sh i=0; until ! kill -0 \$(cat $OUT/rs-imp2a.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh i=0; until ! kill -0 \$(cat $OUT/rs-imp2b.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
+sh grep -q 'reason channel-gone' $OUT/rs-imp2a.log
+sh kill -TERM \$(cat $OUT/rs-exp2.pid)
+sh i=0; until ! kill -0 \$(cat $OUT/rs-exp2.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 SCRIPT
 expect_counts 0 0
-t_ok "imports revoked: one event per domain, node and reason"
+t_ok "imports revoked: none for an unexport; one event per domain, node and reason for a channel revoked"
 
 $NL -q -f - <<SCRIPT || fail "remove da"
 attach

@@ -183,8 +183,8 @@
  *      own IMEX_A_DOMAIN_REASON.
  *
  * IMEX_CMD_IMPORTS_REVOKED (notification on "events"): imports were
- *      revoked (IMPORT_REVOKE, imexd gone, an export ended, a channel
- *      revoked): one per importing domain, exporting node and reason of one
+ *      revoked by the system (IMPORT_REVOKE, imexd gone, a channel
+ *      revoked; never for IMEX_REVOKE_UNEXPORTED): one per importing domain, exporting node and reason of one
  *      operation, never one per import: IMEX_A_DOMAIN_NAME,
  *      IMEX_A_DOMAIN_UUID, IMEX_A_HANDLE_NODE, IMEX_A_REVOKE_REASON,
  *      IMEX_A_IMPORT_COUNT.
