@@ -327,7 +327,7 @@ int imex_put_domain_status(struct sk_buff *skb, const struct imex_domain *d,
 size_t imex_domain_status_size(const struct imex_domain *d,
 			       const unsigned long *changed);
 int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch);
-int imex_put_node(struct sk_buff *skb);
+int imex_put_node(struct sk_buff *skb, bool stats);
 
 /* stats.c */
 void imex_stats_export(void);

@@ -34,7 +34,8 @@
  *      IMEX_A_EXPORT_COUNT: u32, live exports on this node
  *      IMEX_A_IMPORT_COUNT: u32, imports held on this node (revoked ones not
  *                           yet read included)
- *      IMEX_A_STATS: nested, counters since the module loaded, each u64:
+ *      IMEX_A_STATS: nested, counters since the module loaded, each u64
+ *                    (only to a CAP_SYS_ADMIN caller, never in events):
  *          IMEX_A_STATS_EXPORTS, IMEX_A_STATS_IMPORTS,
  *          IMEX_A_STATS_REFUSED_*: imports refused, by errno class
  *
