@@ -284,16 +284,16 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 /* Under imex_lock: the fd's exports end, its imports go. */
 static void imex_file_teardown(struct imex_file *f)
 {
-	imex_file_end_exports(f);
+	imex_file_end_exports(f, IMEX_REVOKE_UNEXPORTED);
 	imex_revoked_flush();	/* its exports' local importers */
 	imex_file_drop_imports(f);
 }
 
 /*
  * Under imex_lock, from imex_channel_revoke().  Exports first: ending them
- * revokes local imports, which can only be on fds of this same channel, and
- * those are dropped in the second pass; they and the live imports count
- * as revoked (IMPORTS_REVOKED).
+ * revokes local imports (the channel gone, not an unexport), which can only
+ * be on fds of this same channel, and those are dropped in the second pass;
+ * they and the live imports count as revoked (IMPORTS_REVOKED).
  */
 void imex_channel_files_revoke(struct imex_channel *ch)
 {
@@ -301,7 +301,7 @@ void imex_channel_files_revoke(struct imex_channel *ch)
 	struct imex_file *f;
 
 	list_for_each_entry(f, &ch->files, node)
-		imex_file_end_exports(f);
+		imex_file_end_exports(f, IMEX_REVOKE_CHANNEL_GONE);
 	list_for_each_entry(f, &ch->files, node) {
 		list_for_each_entry(im, &f->imports, fnode)
 			imex_revoked_tally(im, IMEX_REVOKE_CHANNEL_GONE);

@@ -201,9 +201,19 @@ static bool imex_view_invalid(const u8 *p, u32 n, u8 limit)
 	return false;
 }
 
+/*
+ * How much of each member goes in: what a full MEMBERS leaves out when it
+ * would not fit one attribute.  Without views and reasons, 160 members fit.
+ */
+enum imex_member_detail {
+	IMEX_MEMBER_BARE,	/* no view, no reason */
+	IMEX_MEMBER_REASONS,	/* no view */
+	IMEX_MEMBER_VIEWS,	/* all */
+};
+
 /* Member @i's entry (attribute type: its position + 1). */
 static int imex_put_member(struct sk_buff *skb, const struct imex_domain *d,
-			   u32 i, bool views)
+			   u32 i, enum imex_member_detail detail)
 {
 	const struct imex_member *m = &d->members[i];
 	struct nlattr *e;
@@ -214,12 +224,12 @@ static int imex_put_member(struct sk_buff *skb, const struct imex_domain *d,
 	if (nla_put_string(skb, IMEX_A_MEMBER_ENTRY_NAME, m->name) ||
 	    nla_put_string(skb, IMEX_A_MEMBER_ADDR, m->addr) ||
 	    nla_put_u32(skb, IMEX_A_MEMBER_STATE, m->state) ||
-	    (m->reason &&
+	    (detail >= IMEX_MEMBER_REASONS && m->reason &&
 	     nla_put_string(skb, IMEX_A_MEMBER_REASON, m->reason)) ||
 	    (m->since &&
 	     nla_put_u64_64bit(skb, IMEX_A_MEMBER_SINCE, m->since,
-			       IMEX_A_MEMBER_UNSPEC)) ||
-	    (views && m->view &&
+			       IMEX_A_MEMBER_PAD)) ||
+	    (detail >= IMEX_MEMBER_VIEWS && m->view &&
 	     nla_put(skb, IMEX_A_MEMBER_VIEW, d->nmembers, m->view))) {
 		nla_nest_cancel(skb, e);
 		return -EMSGSIZE;
@@ -229,7 +239,7 @@ static int imex_put_member(struct sk_buff *skb, const struct imex_domain *d,
 }
 
 static int imex_put_members(struct sk_buff *skb, const struct imex_domain *d,
-			    bool views)
+			    enum imex_member_detail detail)
 {
 	struct nlattr *arr;
 	u32 i;
@@ -238,11 +248,12 @@ static int imex_put_members(struct sk_buff *skb, const struct imex_domain *d,
 	if (!arr)
 		return -EMSGSIZE;
 	for (i = 0; i < d->nmembers; i++)
-		if (imex_put_member(skb, d, i, views))
+		if (imex_put_member(skb, d, i, detail))
 			return -EMSGSIZE;
 	if (skb_tail_pointer(skb) - (unsigned char *)arr > U16_MAX) {
 		nla_nest_cancel(skb, arr);
-		return views ? imex_put_members(skb, d, false) : -EMSGSIZE;
+		return detail == IMEX_MEMBER_BARE ? -EMSGSIZE :
+		       imex_put_members(skb, d, detail - 1);
 	}
 	nla_nest_end(skb, arr);
 	return 0;
@@ -288,7 +299,8 @@ int imex_put_domain(struct sk_buff *skb, const struct imex_domain *d,
 		return -EMSGSIZE;
 	if (!full)
 		return 0;
-	if (imex_put_members(skb, d, true) || imex_put_channel_ids(skb, d))
+	if (imex_put_members(skb, d, IMEX_MEMBER_VIEWS) ||
+	    imex_put_channel_ids(skb, d))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -345,7 +357,7 @@ int imex_put_domain_status(struct sk_buff *skb, const struct imex_domain *d,
 	for_each_set_bit(i, changed, d->nmembers) {
 		if (skb_tail_pointer(skb) - (unsigned char *)arr >
 		    IMEX_STATUS_MEMBERS_BYTES - imex_member_size() ||
-		    imex_put_member(skb, d, i, false)) {
+		    imex_put_member(skb, d, i, IMEX_MEMBER_REASONS)) {
 			pr_debug("domain %s: %u changed members, not all in the event\n",
 				 d->name, bitmap_weight(changed, d->nmembers));
 			break;

@@ -114,13 +114,13 @@ static void imex_export_del_queue(const struct imex_export *e)
 	imex_notify_mgr(IMEX_CMD_EXPORT_DEL, 0);
 }
 
-/* Unlink and free @e; its local importers are told it is gone. */
-static void imex_export_end(struct imex_export *e)
+/* Unlink and free @e; its local importers are told it is gone, and why. */
+static void imex_export_end(struct imex_export *e, u32 reason)
 {
 	struct imex_import *im, *tmp;
 
 	list_for_each_entry_safe(im, tmp, &e->importers, enode)
-		imex_import_revoke(im, IMEX_REVOKE_UNEXPORTED);
+		imex_import_revoke(im, reason);
 	imex_export_del_queue(e);
 	hash_del(&e->hnode);
 	list_del(&e->fnode);
@@ -143,19 +143,19 @@ int imex_file_unexport(struct imex_file *f, const struct imex_handle *h)
 		 memcmp(h->node_uuid, &imex_node.uuid, IMEX_UUID_LEN))
 		err = -ENOENT;
 	else
-		imex_export_end(e);
+		imex_export_end(e, IMEX_REVOKE_UNEXPORTED);
 	imex_revoked_flush();
 	mutex_unlock(&imex_lock);
 	return err;
 }
 
-/* Close of the fd or revocation of its channel. */
-void imex_file_end_exports(struct imex_file *f)
+/* Close of the fd (UNEXPORTED) or revocation of its channel (CHANNEL_GONE). */
+void imex_file_end_exports(struct imex_file *f, u32 reason)
 {
 	struct imex_export *e, *tmp;
 
 	list_for_each_entry_safe(e, tmp, &f->exports, fnode)
-		imex_export_end(e);
+		imex_export_end(e, reason);
 }
 
 void imex_export_dels_clear(void)

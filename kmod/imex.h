@@ -244,7 +244,7 @@ struct imex_export *imex_export_find(u64 id);
 int imex_file_export(struct imex_file *f, const void *desc, u32 len,
 		     struct imex_handle *h);
 int imex_file_unexport(struct imex_file *f, const struct imex_handle *h);
-void imex_file_end_exports(struct imex_file *f);
+void imex_file_end_exports(struct imex_file *f, u32 reason);
 void imex_export_dels_clear(void);
 void imex_exports_forget_checked(void);
 
@@ -327,7 +327,7 @@ int imex_put_domain_status(struct sk_buff *skb, const struct imex_domain *d,
 size_t imex_domain_status_size(const struct imex_domain *d,
 			       const unsigned long *changed);
 int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch);
-int imex_put_node(struct sk_buff *skb);
+int imex_put_node(struct sk_buff *skb, bool stats);
 
 /* stats.c */
 void imex_stats_export(void);

@@ -102,7 +102,12 @@ void imex_revoked_tally(const struct imex_import *im, u32 reason)
 	const uuid_t *node = im->remote ? &im->node_uuid : &imex_node.uuid;
 	struct imex_revoke_tally *t;
 
-	if (!imex_events_listened())
+	/*
+	 * Only what the system revoked: an exporter's own unexport is its
+	 * business (its importers see it through IMEX_IOC_REVOKED), and an
+	 * event per unexport would let any tenant flood the public group.
+	 */
+	if (reason == IMEX_REVOKE_UNEXPORTED || !imex_events_listened())
 		return;
 	list_for_each_entry(t, &imex_tally, list) {
 		if (t->reason == reason && uuid_equal(&t->node, node) &&
@@ -241,6 +246,8 @@ static int imex_import_record(struct imex_file *f, const struct imex_handle *h,
 		list_add_tail(&im->enode, &imex_remote_imports);
 	if (revoke >= 0)
 		imex_import_revoke(im, revoke);
+	else
+		imex_stats_import(0);	/* only a new import, still valid */
 	*held = true;
 	return 0;
 }
@@ -361,8 +368,10 @@ int imex_file_import(struct imex_file *f, const struct imex_handle *h,
 	else
 		err = imex_import_remote(f, h, timeout_ms, desc, len, held);
 out:
+	imex_revoked_flush();	/* an import revoked as it arrived */
 	mutex_unlock(&imex_lock);
-	imex_stats_import(err);
+	if (err)
+		imex_stats_import(err);
 	return err;
 }
 

@@ -97,7 +97,8 @@ static_assert(IMEX_A_MEMBER_STATE == 3);
 static_assert(IMEX_A_MEMBER_VIEW == 4);
 static_assert(IMEX_A_MEMBER_REASON == 5);
 static_assert(IMEX_A_MEMBER_SINCE == 6);
-static_assert(IMEX_A_MEMBER_MAX == 6);
+static_assert(IMEX_A_MEMBER_PAD == 7);
+static_assert(IMEX_A_MEMBER_MAX == 7);
 static_assert(IMEX_A_CHANNEL_ENTRY_ID == 1);
 static_assert(IMEX_A_CHANNEL_ENTRY_UID == 2);
 static_assert(IMEX_A_CHANNEL_ENTRY_GID == 3);
@@ -155,6 +156,7 @@ const struct nla_policy imex_member_nl_policy[IMEX_A_MEMBER_MAX + 1] = {
 	[IMEX_A_MEMBER_VIEW] = { .type = NLA_BINARY, .len = 160 },
 	[IMEX_A_MEMBER_REASON] = { .type = NLA_NUL_STRING, .len = 255 },
 	[IMEX_A_MEMBER_SINCE] = { .type = NLA_U64 },
+	[IMEX_A_MEMBER_PAD] = { .type = NLA_REJECT },
 };
 
 const struct nla_policy imex_channel_nl_policy[IMEX_A_CHANNEL_ENTRY_MAX + 1] = {

@@ -73,7 +73,11 @@ bool imex_node_fabric_matches(const uuid_t *uuid, u32 partition)
 	       partition == imex_node.fabric_partition;
 }
 
-int imex_put_node(struct sk_buff *skb)
+/*
+ * @stats: the node's counters too.  They tell one tenant about another's
+ * imports, so only a CAP_SYS_ADMIN caller gets them, never the events group.
+ */
+int imex_put_node(struct sk_buff *skb, bool stats)
 {
 	u32 pid = imex_manager_pid();
 
@@ -86,7 +90,7 @@ int imex_put_node(struct sk_buff *skb)
 	    nla_put_u32(skb, IMEX_A_GENERATION, imex_generation) ||
 	    nla_put_u32(skb, IMEX_A_EXPORT_COUNT, imex_nexports) ||
 	    nla_put_u32(skb, IMEX_A_IMPORT_COUNT, imex_nimports) ||
-	    imex_put_stats(skb))
+	    (stats && imex_put_stats(skb)))
 		return -EMSGSIZE;
 	if (imex_node.fabric_set &&
 	    (nla_put(skb, IMEX_A_FABRIC_UUID, IMEX_UUID_LEN,
@@ -109,7 +113,7 @@ int imex_nl_node_get(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 	mutex_lock(&imex_lock);
-	err = imex_put_node(msg);
+	err = imex_put_node(msg, netlink_capable(skb, CAP_SYS_ADMIN));
 	mutex_unlock(&imex_lock);
 	if (err) {
 		nlmsg_free(msg);

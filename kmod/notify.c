@@ -115,7 +115,7 @@ void imex_notify_node(void)
 		return;
 	skb = imex_notify_new(IMEX_CMD_NODE_SET, &hdr, NLMSG_DEFAULT_SIZE);
 	if (skb)
-		imex_notify_send(skb, hdr, imex_put_node(skb), IMEX_GRP_EVENTS);
+		imex_notify_send(skb, hdr, imex_put_node(skb, false), IMEX_GRP_EVENTS);
 }
 
 void imex_notify_manager(u8 cmd, u32 pid)

@@ -46,12 +46,15 @@ static int imex_stats_class(int err)
 	}
 }
 
-/* An import ended: 0 (completed) or the -errno its caller gets. */
+/*
+ * 0: a new import held (not one the fd already had, nor one revoked as it
+ * arrived); else the -errno its caller gets.  A signal is no refusal.
+ */
 void imex_stats_import(int err)
 {
 	if (!err)
 		atomic64_inc(&imex_stat_imports);
-	else
+	else if (err != -EINTR)
 		atomic64_inc(&imex_stat_refused[imex_stats_class(err) -
 						IMEX_A_STATS_REFUSED_PERMISSION]);
 }

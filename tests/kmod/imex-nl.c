@@ -552,6 +552,14 @@ static int print_msg(struct nl_msg *m, void *arg)
 	print_str("message", tb[IMEX_A_REQ_MESSAGE]);
 	print_u32("exports", tb[IMEX_A_EXPORT_COUNT]);
 	print_u32("imports", tb[IMEX_A_IMPORT_COUNT]);
+	if (tb[IMEX_A_STATS]) {	/* the node's counters: whether they came */
+		struct nlattr *st[IMEX_A_STATS_MAX + 1];
+
+		if (!nla_parse_nested(st, IMEX_A_STATS_MAX, tb[IMEX_A_STATS], NULL) &&
+		    st[IMEX_A_STATS_IMPORTS])
+			printf(" stats_imports=%" PRIu64,
+			       nla_get_u64(st[IMEX_A_STATS_IMPORTS]));
+	}
 	if (g->cmd == IMEX_CMD_IMPORTS_REVOKED)
 		print_u32("revoke_reason", tb[IMEX_A_REVOKE_REASON]);
 	if (tb[IMEX_A_IMPORT_ID])

@@ -168,6 +168,12 @@ msg needs CAP_SYS_ADMIN
 !EPERM create name=u2 members=$NODE
 !EPERM join group=manager
 SCRIPT
+# The node's counters tell one tenant about another's imports: only a
+# CAP_SYS_ADMIN caller gets them.
+$NL node-get | grep -q ' stats_imports=' || fail "root's node-get without the counters: $($NL node-get)"
+out=$(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin $NL node-get) ||
+	fail "node-get without CAP_SYS_ADMIN: $out"
+! echo "$out" | grep -q ' stats_' || fail "the counters went to a caller without CAP_SYS_ADMIN: $out"
 
 # --- outside the initial namespaces -------------------------------------------------------
 # The family exists only in the initial network namespace (netnsok false),

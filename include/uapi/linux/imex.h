@@ -34,7 +34,8 @@
  *      IMEX_A_EXPORT_COUNT: u32, live exports on this node
  *      IMEX_A_IMPORT_COUNT: u32, imports held on this node (revoked ones not
  *                           yet read included)
- *      IMEX_A_STATS: nested, counters since the module loaded, each u64:
+ *      IMEX_A_STATS: nested, counters since the module loaded, each u64
+ *                    (only to a CAP_SYS_ADMIN caller, never in events):
  *          IMEX_A_STATS_EXPORTS, IMEX_A_STATS_IMPORTS,
  *          IMEX_A_STATS_REFUSED_*: imports refused, by errno class
  *
@@ -87,7 +88,9 @@
  *      IMEX_A_MEMBERS: nested array, each
  *          IMEX_A_MEMBER_ENTRY_NAME, IMEX_A_MEMBER_ADDR,
  *          IMEX_A_MEMBER_STATE: u32 enum imex_member_state, as this node sees it
- *          IMEX_A_MEMBER_REASON: string, why (absent: none given)
+ *          IMEX_A_MEMBER_REASON: string, why (absent: none given, or for
+ *                                every member if the reasons would not
+ *                                fit one attribute, even without views)
  *          IMEX_A_MEMBER_SINCE: u64 ms since the epoch it is in that state
  *                               (absent: not known)
  *          IMEX_A_MEMBER_VIEW: binary, one u8 enum imex_member_state per member:
@@ -181,8 +184,8 @@
  *      own IMEX_A_DOMAIN_REASON.
  *
  * IMEX_CMD_IMPORTS_REVOKED (notification on "events"): imports were
- *      revoked (IMPORT_REVOKE, imexd gone, an export ended, a channel
- *      revoked): one per importing domain, exporting node and reason of one
+ *      revoked by the system (IMPORT_REVOKE, imexd gone, a channel
+ *      revoked; never for IMEX_REVOKE_UNEXPORTED): one per importing domain, exporting node and reason of one
  *      operation, never one per import: IMEX_A_DOMAIN_NAME,
  *      IMEX_A_DOMAIN_UUID, IMEX_A_HANDLE_NODE, IMEX_A_REVOKE_REASON,
  *      IMEX_A_IMPORT_COUNT.
@@ -398,7 +401,7 @@ enum imex_attr {
 enum imex_stats_attr {
 	IMEX_A_STATS_UNSPEC,
 	IMEX_A_STATS_EXPORTS,		/* exports made */
-	IMEX_A_STATS_IMPORTS,		/* imports completed (local and remote) */
+	IMEX_A_STATS_IMPORTS,		/* new imports held (local and remote) */
 	IMEX_A_STATS_REFUSED_PERMISSION, /* EPERM, EACCES: not this channel's */
 	IMEX_A_STATS_REFUSED_NOT_FOUND,	/* ENOENT: no such export */
 	IMEX_A_STATS_REFUSED_UNREACHABLE, /* EHOSTUNREACH: exporter not reachable */
@@ -406,7 +409,7 @@ enum imex_stats_attr {
 	IMEX_A_STATS_REFUSED_NO_SPACE,	/* ENOBUFS, ENOSPC, EAGAIN: a table full */
 	IMEX_A_STATS_REFUSED_NO_DAEMON,	/* ESRCH: no imexd attached */
 	IMEX_A_STATS_REFUSED_REVOKED,	/* ENODEV: the channel was revoked */
-	IMEX_A_STATS_REFUSED_OTHER,	/* any other errno (EINTR, ENOMEM, ...) */
+	IMEX_A_STATS_REFUSED_OTHER,	/* any other but EINTR (ENOMEM, ...) */
 	IMEX_A_STATS_PAD,
 
 	__IMEX_A_STATS_MAX
@@ -421,6 +424,7 @@ enum imex_member_attr {
 	IMEX_A_MEMBER_VIEW,		/* binary, u8 per member */
 	IMEX_A_MEMBER_REASON,		/* string, why it is in this state */
 	IMEX_A_MEMBER_SINCE,		/* u64, ms since the epoch (CLOCK_REALTIME) */
+	IMEX_A_MEMBER_PAD,		/* alignment of SINCE */
 
 	__IMEX_A_MEMBER_MAX
 };
