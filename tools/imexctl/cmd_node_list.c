@@ -31,15 +31,16 @@ static const char list_help[] =
 	"  --state-dir DIR  imexd's state directory (default: STATE_DIRECTORY\n"
 	"                   of " CLI_IMEXD_CONF ", else " CLI_STATE_DIR_DEFAULT ")\n";
 
-int node_list_parse(int argc, char **argv, struct node_list_args *a)
+int cli_state_dir_verb_parse(const char *cmd, const char *synopsis,
+			     const char *help, int argc, char **argv,
+			     bool *json, const char **state_dir)
 {
 	static const struct option opts[] = {
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		CLI_COMMON_OPTS,
 		{ 0 }
 	};
-	struct cli_opts o = CLI_OPTS("node list", node_list_synopsis, list_help, opts,
-			      argc, argv, &a->json);
+	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, opts, argc, argv, json);
 	char **pos;
 	int c;
 
@@ -48,7 +49,7 @@ int node_list_parse(int argc, char **argv, struct node_list_args *a)
 			if (!optarg[0])
 				return cli_bad_value(&o, "--state-dir", optarg,
 						     "an empty path");
-			a->state_dir = optarg;
+			*state_dir = optarg;
 		}
 	}
 	if (c != OPT_END)
@@ -56,6 +57,12 @@ int node_list_parse(int argc, char **argv, struct node_list_args *a)
 	if (cli_positional(&o, &pos) > 0)
 		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
 	return 0;
+}
+
+int node_list_parse(int argc, char **argv, struct node_list_args *a)
+{
+	return cli_state_dir_verb_parse("node list", node_list_synopsis, list_help,
+					argc, argv, &a->json, &a->state_dir);
 }
 
 /* STATE_DIRECTORY of imexd.conf (KEY=VALUE lines, '#' comments), else the

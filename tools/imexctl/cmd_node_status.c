@@ -31,28 +31,9 @@ static const char status_help[] =
 
 int node_status_parse(int argc, char **argv, struct node_status_args *a)
 {
-	static const struct option opts[] = {
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS("node status", node_status_synopsis, status_help, opts,
-				     argc, argv, &a->json);
-	char **pos;
-	int c;
-
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_STATE_DIR) {
-			if (!optarg[0])
-				return cli_bad_value(&o, "--state-dir", optarg, "an empty path");
-			a->state_dir = optarg;
-		}
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_state_dir_verb_parse("node status", node_status_synopsis,
+					status_help, argc, argv, &a->json,
+					&a->state_dir);
 }
 
 __attribute__((format(printf, 4, 5)))
