@@ -909,7 +909,6 @@ static int peer_learn(struct imexd_peers *p, uint64_t now,
 	return i;
 }
 
-/* A HELLO (inbound) or HELLO_ACK (outbound) on unbound @c. */
 /*
  * A refusal that retrying soon will not change (protocol, group): an
  * inbound peer gets our HELLO_ACK first so that it can say the same, and
@@ -927,6 +926,7 @@ static void refuse_for_long(struct imexd_peers *p, uint64_t now,
 		pe->connect_at = now + p->backoff_max;
 }
 
+/* A HELLO (inbound) or HELLO_ACK (outbound) on unbound @c. */
 static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
 		       const struct imexd_msg *m)
 {
