@@ -138,6 +138,36 @@ int cli_bad_value(const struct cli_opts *o, const char *opt, const char *arg,
 	return cli_usage_error(o->cmd, o->synopsis, "invalid %s '%s': %s", opt, arg, why);
 }
 
+int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
+		      int argc, char **argv, bool *json, const char *opt,
+		      int (*check)(const char *s, const char **why),
+		      const char **value)
+{
+	const struct option opts[] = {
+		{ opt, required_argument, NULL, OPT_FIRST },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, opts, argc, argv, json);
+	const char *why = NULL;
+	char flag[64], **pos;
+	int c;
+
+	snprintf(flag, sizeof(flag), "--%s", opt);
+	while ((c = cli_next_opt(&o)) > 0) {
+		if (c == OPT_FIRST) {
+			if (check(optarg, &why) < 0)
+				return cli_bad_value(&o, flag, optarg, why);
+			*value = optarg;
+		}
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	if (cli_positional(&o, &pos) > 0)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
+	return 0;
+}
+
 static void object_usage(FILE *f, const char *object, const struct cli_cmd *verbs,
 			 size_t n)
 {

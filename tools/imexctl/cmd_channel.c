@@ -38,29 +38,8 @@ static const char free_help[] =
 
 int channel_list_parse(int argc, char **argv, struct channel_list_args *a)
 {
-	static const struct option opts[] = {
-		{ "domain", required_argument, NULL, OPT_DOMAIN },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS("channel list", list_synopsis, list_help, opts, argc, argv,
-			      &a->json);
-	const char *why = NULL;
-	char **pos;
-	int c;
-
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_DOMAIN) {
-			if (parse_name(optarg, &why) < 0)
-				return cli_bad_value(&o, "--domain", optarg, why);
-			a->domain = optarg;
-		}
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_one_opt_parse("channel list", list_synopsis, list_help, argc, argv,
+				 &a->json, "domain", parse_name, &a->domain);
 }
 
 static struct json_object *channel_json(const struct imexctl_channel *ch)

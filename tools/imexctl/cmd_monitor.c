@@ -33,37 +33,13 @@ static const char monitor_help[] =
 	"  --domain NAME  only events of domain NAME (lost events are always shown)\n"
 	"  --json         one JSON object per line\n";
 
-enum { OPT_DOMAIN = OPT_FIRST };
-
 static const char lost_text[] =
 	"the kernel dropped events for this reader, its socket buffer was full; re-read the state that matters";
 
 int monitor_parse(int argc, char **argv, struct monitor_args *a)
 {
-	static const struct option opts[] = {
-		{ "domain", required_argument, NULL, OPT_DOMAIN },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS("monitor", monitor_synopsis, monitor_help, opts,
-				     argc, argv, &a->json);
-	const char *why = NULL;
-	char **pos;
-	int c, n;
-
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_DOMAIN) {
-			if (parse_name(optarg, &why) < 0)
-				return cli_bad_value(&o, "--domain", optarg, why);
-			a->domain = optarg;
-		}
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_one_opt_parse("monitor", monitor_synopsis, monitor_help, argc, argv,
+				 &a->json, "domain", parse_name, &a->domain);
 }
 
 static const char *req_cmd_name(uint32_t cmd)

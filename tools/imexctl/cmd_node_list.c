@@ -19,8 +19,6 @@
 #include "args.h"
 #include "node_list.h"
 
-enum { OPT_STATE_DIR = OPT_FIRST };
-
 const char node_list_synopsis[] = "[--state-dir DIR]";
 static const char list_help[] =
 	"List the nodes of this NVLink domain's group as the local imexd sees\n"
@@ -31,38 +29,16 @@ static const char list_help[] =
 	"  --state-dir DIR  imexd's state directory (default: STATE_DIRECTORY\n"
 	"                   of " CLI_IMEXD_CONF ", else " CLI_STATE_DIR_DEFAULT ")\n";
 
-int cli_state_dir_verb_parse(const char *cmd, const char *synopsis,
-			     const char *help, int argc, char **argv,
-			     bool *json, const char **state_dir)
+int parse_state_dir(const char *s, const char **why)
 {
-	static const struct option opts[] = {
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, opts, argc, argv, json);
-	char **pos;
-	int c;
-
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_STATE_DIR) {
-			if (!optarg[0])
-				return cli_bad_value(&o, "--state-dir", optarg,
-						     "an empty path");
-			*state_dir = optarg;
-		}
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	*why = "an empty path";
+	return s[0] ? 0 : -1;
 }
 
 int node_list_parse(int argc, char **argv, struct node_list_args *a)
 {
-	return cli_state_dir_verb_parse("node list", node_list_synopsis, list_help,
-					argc, argv, &a->json, &a->state_dir);
+	return cli_one_opt_parse("node list", node_list_synopsis, list_help, argc, argv,
+				 &a->json, "state-dir", parse_state_dir, &a->state_dir);
 }
 
 /* STATE_DIRECTORY of imexd.conf (KEY=VALUE lines, '#' comments), else the

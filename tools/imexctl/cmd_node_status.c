@@ -16,8 +16,6 @@
 #include "args.h"
 #include "node_status.h"
 
-enum { OPT_STATE_DIR = OPT_FIRST };
-
 const char node_status_synopsis[] = "[--state-dir DIR]";
 static const char status_help[] =
 	"Probe this node: exit 0 if imexd runs and every domain is READY with an\n"
@@ -31,9 +29,9 @@ static const char status_help[] =
 
 int node_status_parse(int argc, char **argv, struct node_status_args *a)
 {
-	return cli_state_dir_verb_parse("node status", node_status_synopsis,
-					status_help, argc, argv, &a->json,
-					&a->state_dir);
+	return cli_one_opt_parse("node status", node_status_synopsis, status_help,
+				 argc, argv, &a->json, "state-dir", parse_state_dir,
+				 &a->state_dir);
 }
 
 __attribute__((format(printf, 4, 5)))

@@ -43,11 +43,8 @@ struct cli_group {
 
 extern const char node_list_synopsis[];
 int node_list_parse(int argc, char **argv, struct node_list_args *a);
-/* The options of a verb that reads imexd's state directory and takes no
- * argument ("node list", "node status"): --state-dir DIR, --json. */
-int cli_state_dir_verb_parse(const char *cmd, const char *synopsis,
-			     const char *help, int argc, char **argv,
-			     bool *json, const char **state_dir);
+/* --state-dir's check: not empty. */
+int parse_state_dir(const char *s, const char **why);
 int node_list(struct cli *cli, int argc, char **argv);
 void cli_state_dir(const char *conf, char *dir, size_t len);
 /* 0, or -EINVAL with *why. */
