@@ -48,11 +48,11 @@ int cli_positional(const struct cli_opts *o, char ***args);
 int cli_bad_value(const struct cli_opts *o, const char *opt, const char *arg,
 		  const char *why);
 /*
- * A verb with --json, one option "--@opt VALUE" and no argument: @check
- * (0, or -1 and a why) vets VALUE, which lands in *@value.
+ * A verb with --json, one option @opt taking a VALUE and no argument:
+ * @check (0, or -1 and a why) vets VALUE, which lands in *@value.
  */
 int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
-		      int argc, char **argv, bool *json, const char *opt,
+		      int argc, char **argv, bool *json, const struct option *opt,
 		      int (*check)(const char *s, const char **why),
 		      const char **value);
 

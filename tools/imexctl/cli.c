@@ -139,12 +139,12 @@ int cli_bad_value(const struct cli_opts *o, const char *opt, const char *arg,
 }
 
 int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
-		      int argc, char **argv, bool *json, const char *opt,
+		      int argc, char **argv, bool *json, const struct option *opt,
 		      int (*check)(const char *s, const char **why),
 		      const char **value)
 {
 	const struct option opts[] = {
-		{ opt, required_argument, NULL, OPT_FIRST },
+		*opt,
 		CLI_COMMON_OPTS,
 		{ 0 }
 	};
@@ -153,9 +153,9 @@ int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
 	char flag[64], **pos;
 	int c;
 
-	snprintf(flag, sizeof(flag), "--%s", opt);
+	snprintf(flag, sizeof(flag), "--%s", opt->name);
 	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_FIRST) {
+		if (c == opt->val) {
 			if (check(optarg, &why) < 0)
 				return cli_bad_value(&o, flag, optarg, why);
 			*value = optarg;

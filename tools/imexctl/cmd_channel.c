@@ -36,10 +36,12 @@ static const char free_help[] =
 	"Open file descriptors of a revoked channel stop working.\n\n"
 	"  --timeout SEC  give up after SEC seconds (default 125)\n";
 
+static const struct option domain_opt = { "domain", required_argument, NULL, OPT_FIRST };
+
 int channel_list_parse(int argc, char **argv, struct channel_list_args *a)
 {
 	return cli_one_opt_parse("channel list", list_synopsis, list_help, argc, argv,
-				 &a->json, "domain", parse_name, &a->domain);
+				 &a->json, &domain_opt, parse_name, &a->domain);
 }
 
 static struct json_object *channel_json(const struct imexctl_channel *ch)

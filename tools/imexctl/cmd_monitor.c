@@ -36,10 +36,12 @@ static const char monitor_help[] =
 static const char lost_text[] =
 	"the kernel dropped events for this reader, its socket buffer was full; re-read the state that matters";
 
+static const struct option domain_opt = { "domain", required_argument, NULL, OPT_FIRST };
+
 int monitor_parse(int argc, char **argv, struct monitor_args *a)
 {
 	return cli_one_opt_parse("monitor", monitor_synopsis, monitor_help, argc, argv,
-				 &a->json, "domain", parse_name, &a->domain);
+				 &a->json, &domain_opt, parse_name, &a->domain);
 }
 
 static const char *req_cmd_name(uint32_t cmd)

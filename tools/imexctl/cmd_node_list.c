@@ -35,10 +35,12 @@ int parse_state_dir(const char *s, const char **why)
 	return s[0] ? 0 : -1;
 }
 
+static const struct option state_dir_opt = { "state-dir", required_argument, NULL, OPT_FIRST };
+
 int node_list_parse(int argc, char **argv, struct node_list_args *a)
 {
 	return cli_one_opt_parse("node list", node_list_synopsis, list_help, argc, argv,
-				 &a->json, "state-dir", parse_state_dir, &a->state_dir);
+				 &a->json, &state_dir_opt, parse_state_dir, &a->state_dir);
 }
 
 /* STATE_DIRECTORY of imexd.conf (KEY=VALUE lines, '#' comments), else the

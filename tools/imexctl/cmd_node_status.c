@@ -27,10 +27,12 @@ static const char status_help[] =
 	"  --state-dir DIR  imexd's state directory (default: STATE_DIRECTORY\n"
 	"                   of " CLI_IMEXD_CONF ", else " CLI_STATE_DIR_DEFAULT ")\n";
 
+static const struct option state_dir_opt = { "state-dir", required_argument, NULL, OPT_FIRST };
+
 int node_status_parse(int argc, char **argv, struct node_status_args *a)
 {
 	return cli_one_opt_parse("node status", node_status_synopsis, status_help,
-				 argc, argv, &a->json, "state-dir", parse_state_dir,
+				 argc, argv, &a->json, &state_dir_opt, parse_state_dir,
 				 &a->state_dir);
 }
 
