@@ -652,7 +652,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
  * answered (a leader powered off leaves its connection open for a while).
  * Forward them again, to the new leader, if doing one twice leaves the
  * same outcome: a create carries its UUID (a repeat finds it made), a
- * repeated delete, evict, free, join or leave that finds nothing to do
+ * repeated delete, evict, replace, free, join or leave that finds nothing
+ * to do (a replace: the old member gone, ENOENT)
  * says the lost leader may have done it (imexd_agree_reply), and a leave
  * found out of the configuration but still in the table finishes its
  * table step (member_change).  Any other change may or
@@ -689,6 +690,7 @@ int ag_forwards_again(struct imexd_agree *a, const char *peer, bool to_peer,
 		case IMEXD_CMD_DOMAIN_CREATE:
 		case IMEXD_CMD_DOMAIN_DELETE:
 		case IMEXD_CMD_MEMBER_EVICT:
+		case IMEXD_CMD_MEMBER_REPLACE:
 		case IMEXD_CMD_CHANNEL_FREE:
 		case IMEXD_CMD_NODE_JOIN:
 		case IMEXD_CMD_NODE_LEAVE:
@@ -844,6 +846,9 @@ static bool forward_allowed(const struct imexd_agree *a, const char *from,
 		break;
 	case IMEXD_CMD_MEMBER_EVICT:
 		name = c->u.evict.name;
+		break;
+	case IMEXD_CMD_MEMBER_REPLACE:
+		name = c->u.replace.name;
 		break;
 	default:
 		/* A node join or leave: the administrator of any node of the

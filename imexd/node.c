@@ -369,6 +369,7 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 				"a node's replaced connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
+		node_peer_down(n, pa->name);
 		imexd_health_peer_down_why(n->health, n->now, pa->name,
 					   pa->text);
 		imexd_broker_peer_down(n->broker, n->now, pa->name);
@@ -564,6 +565,7 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 	int rv;
 
 	n->now = now;
+	n->started = now;
 	rv = node_kernel_set(n, kernel, nkernel);
 	if (rv)
 		return rv;
@@ -584,6 +586,8 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now)
 {
 	imexd_health_set_wall(n->health, wall_minus_now);
+	n->wall_off = wall_minus_now;
+	n->wall_set = true;
 }
 
 /* No leader known: why, for the reason of every domain not READY. */
