@@ -212,6 +212,26 @@ static void on_agree_kernel(struct imexd_node *n,
 	n->kernel_busy = true;
 }
 
+/*
+ * A replace applied: on the members that stay, the imports from the one
+ * that left, through that domain, go (it may never be declared lost
+ * here: it is no longer a peer of that domain).  Nothing else is revoked.
+ */
+static void node_applied_replace(struct imexd_node *n,
+				 const struct imexd_agree_action *aa)
+{
+	struct imexd_cmd cmd;
+
+	if (aa->error || !aa->def || !aa->data || aa->len < 2 ||
+	    aa->data[1] != IMEXD_CMD_MEMBER_REPLACE ||
+	    imexd_cmd_decode(aa->data, aa->len, &cmd, NULL))
+		return;
+	if (imexd_def_has_member(aa->def, n->cfg.name))
+		imexd_broker_member_gone(n->broker, n->now, cmd.u.replace.member,
+					 aa->def, node_fsm(n));
+	imexd_cmd_free(&cmd);
+}
+
 static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 {
 	struct imexd_msg m;
@@ -256,6 +276,7 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 		break;
 	case IMEXD_AGREE_APPLIED:
 		n->domains_dirty = true;
+		node_applied_replace(n, aa);
 		if (n->applied_fn)
 			n->applied_fn(n->applied_ctx, aa->index, aa->data,
 				      aa->len);
