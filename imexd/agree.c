@@ -518,6 +518,18 @@ static bool skipped(const struct imexd_agree *a, const struct imexd_rec_step *s)
 	return false;
 }
 
+/* The kernel's domain of @d's UUID, NULL if it holds none. */
+static const struct imexd_def *have_of(const struct imexd_agree *a,
+				       const struct imexd_def *d)
+{
+	size_t i;
+
+	for (i = 0; d && i < a->n_have; i++)
+		if (!memcmp(a->have[i].uuid, d->uuid, sizeof(d->uuid)))
+			return &a->have[i];
+	return NULL;
+}
+
 /* The plan from the committed table to the kernel's domains. */
 static int plan(const struct imexd_agree *a, struct imexd_rec_plan *p)
 {
@@ -565,6 +577,10 @@ static int reconcile(struct imexd_agree *a)
 	if (act) {
 		act->step = p.steps[i].type;
 		act->def = ag_def(a, &p.steps[i].def);
+		act->was = act->step == IMEXD_REC_SET ?
+			   have_of(a, act->def) : NULL;
+		if (act->was)
+			act->was = ag_def(a, act->was);
 		a->cur.type = p.steps[i].type;
 		snprintf(a->cur.def.name, sizeof(a->cur.def.name), "%s",
 			 p.steps[i].def.name);

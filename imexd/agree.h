@@ -138,6 +138,7 @@ struct imexd_agree_action {
 	uint32_t nids;
 	/* KERNEL */
 	enum imexd_rec_type step;	/* def: the domain to SET/REMOVE */
+	const struct imexd_def *was;	/* SET: the kernel's now, NULL: none */
 	/* LOG */
 	int level;
 	/* STATE */

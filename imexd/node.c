@@ -194,6 +194,30 @@ static void on_agree_done(struct imexd_node *n,
 		node_park(n, o, aa->index);
 }
 
+/*
+ * The kernel is about to drop members of a domain that still names this
+ * node (a replace or an evict): our imports of their exports through that
+ * domain go, as if they were lost; nothing else is revoked.  Judged from
+ * the kernel's list, not the log entry, so a replayed log revokes nothing
+ * twice and a snapshot that skipped the entry still revokes.
+ */
+static void node_members_gone(struct imexd_node *n,
+			      const struct imexd_agree_action *aa)
+{
+	size_t i;
+
+	if (aa->step != IMEXD_REC_SET || !aa->was || !aa->def)
+		return;
+	for (i = 0; i < aa->was->nmembers; i++) {
+		const char *name = aa->was->members[i].name;
+
+		if (strcmp(name, n->cfg.name) &&
+		    !imexd_def_has_member(aa->def, name))
+			imexd_broker_member_gone(n->broker, n->now, name,
+						 aa->def, node_fsm(n));
+	}
+}
+
 static void on_agree_kernel(struct imexd_node *n,
 			    const struct imexd_agree_action *aa)
 {
@@ -210,26 +234,7 @@ static void on_agree_kernel(struct imexd_node *n,
 	}
 	o->has_def = true;
 	n->kernel_busy = true;
-}
-
-/*
- * A replace applied: on the members that stay, the imports from the one
- * that left, through that domain, go (it may never be declared lost
- * here: it is no longer a peer of that domain).  Nothing else is revoked.
- */
-static void node_applied_replace(struct imexd_node *n,
-				 const struct imexd_agree_action *aa)
-{
-	struct imexd_cmd cmd;
-
-	if (aa->error || !aa->def || !aa->data || aa->len < 2 ||
-	    aa->data[1] != IMEXD_CMD_MEMBER_REPLACE ||
-	    imexd_cmd_decode(aa->data, aa->len, &cmd, NULL))
-		return;
-	if (imexd_def_has_member(aa->def, n->cfg.name))
-		imexd_broker_member_gone(n->broker, n->now, cmd.u.replace.member,
-					 aa->def, node_fsm(n));
-	imexd_cmd_free(&cmd);
+	node_members_gone(n, aa);
 }
 
 static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
@@ -276,7 +281,6 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 		break;
 	case IMEXD_AGREE_APPLIED:
 		n->domains_dirty = true;
-		node_applied_replace(n, aa);
 		if (n->applied_fn)
 			n->applied_fn(n->applied_ctx, aa->index, aa->data,
 				      aa->len);

@@ -135,6 +135,7 @@ struct tnode {
 	size_t nk;
 	const uint8_t *hello_fabric;	/* its HELLO's; NULL: fabric */
 	unsigned leaving_lines, removed_lines;
+	unsigned dropped;	/* SET steps whose kernel list had a member more */
 };
 
 struct tnet {
@@ -225,6 +226,8 @@ static void drain(struct tnet *t, unsigned i, int rv)
 				 act.message);
 			break;
 		case IMEXD_AGREE_KERNEL:
+			if (act.was && act.was->nmembers > act.def->nmembers)
+				nd->dropped++;
 			kernel_step(nd, &act);
 			kdone = true;
 			break;
@@ -814,6 +817,47 @@ static void test_create_and_leave_at_once(void **state)
 	net_free(t);
 }
 
+/*
+ * An evicted member leaves the kernel's list of the others: their SET
+ * step carries the kernel's list before it (the imports of its exports go
+ * on that), once; a restart that replays the log finds the kernel's list
+ * already without it and reports nothing again.
+ */
+static void test_kernel_step_names_members_dropped(void **state)
+{
+	static const char *const m[3] = { "n0", "n1", "n2" };
+	struct tnet *t = net_new(3);
+	struct imexd_cmd cmd;
+	unsigned l, i;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 3);
+	request_create(t, l, 1, "d", m, 3);
+	wait_done(t, 1, 5 * ET);
+	assert_int_equal(t->done[1].error, 0);
+	run_for(t, 2 * ET);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(t->nodes[i].dropped, 0);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = IMEXD_CMD_MEMBER_EVICT;
+	snprintf(cmd.u.evict.name, sizeof(cmd.u.evict.name), "d");
+	snprintf(cmd.u.evict.member, sizeof(cmd.u.evict.member), "n2");
+	t->done[2].done = false;
+	drain(t, l, imexd_agree_request(t->nodes[l].ag, t->now, &cmd, 2));
+	wait_done(t, 2, 5 * ET);
+	assert_int_equal(t->done[2].error, 0);
+	run_for(t, 2 * ET);
+	assert_int_equal(t->nodes[0].dropped, 1);
+	assert_int_equal(t->nodes[1].dropped, 1);
+	node_stop(t, 0);
+	node_start(t, 0);
+	run_for(t, 10 * ET);
+	assert_int_equal(t->nodes[0].dropped, 1);
+	net_free(t);
+}
+
 /* Drop the forwards queued from node @from: lost with a connection. */
 static unsigned drop_forwards(struct tnet *t, unsigned from)
 {
@@ -1201,6 +1245,7 @@ int main(void)
 		cmocka_unit_test(test_forwarded_join_checked_by_leader),
 		cmocka_unit_test(test_leave_of_the_leader_hands_over),
 		cmocka_unit_test(test_dropped_lines_limited_per_name),
+		cmocka_unit_test(test_kernel_step_names_members_dropped),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);
