@@ -705,8 +705,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
  * answered (a leader powered off leaves its connection open for a while).
  * Forward them again, to the new leader, if doing one twice leaves the
  * same outcome: a create carries its UUID (a repeat finds it made), a
- * repeated delete, evict, replace, free, join or leave that finds nothing
- * to do (a replace: the old member gone, ENOENT)
+ * replace its two names (a repeat finds it done and answers success), a
+ * repeated delete, evict, free, join or leave that finds nothing to do
  * says the lost leader may have done it (imexd_agree_reply), and a leave
  * found out of the configuration but still in the table finishes its
  * table step (member_change).  Any other change may or

@@ -831,10 +831,10 @@ static int replace(struct imexd_fsm *fsm, uint64_t index,
 			      "'%s' cannot replace itself in domain '%s': name a spare as the new member",
 			      old, d->name);
 	m = def_member(d, old);
+	/* Done already (by this request's first copy, forwarded again after
+	 * its leader was lost): the domain as it is; nothing changes. */
 	if (def_member(d, new) >= 0 && m < 0)
-		return refuse(res, ENOENT,
-			      "'%s' is not a member of domain '%s' and '%s' is: replaced already?",
-			      old, d->name, new);
+		return imexd_def_copy(&res->def, d) ? -ENOMEM : 0;
 	if (def_member(d, new) >= 0)
 		return refuse(res, EEXIST,
 			      "'%s' is a member of domain '%s' already: pick a spare that is not",
