@@ -732,8 +732,9 @@ void imexd_node_kernel_done(struct imexd_node *n, uint64_t now, int error,
 	node_ag(n, imexd_agree_kernel_done(n->agree, now, error, kernel,
 					   nkernel), "a kernel step");
 	/* Health's status for what the kernel now holds goes first: the
-	 * kernel shows a fresh domain READY until its manager says what it
-	 * is, and the caller reads the state as soon as the answer comes. */
+	 * kernel shows a fresh domain, or one a member joined, DEGRADED until
+	 * its manager says what it is, and the caller reads the state as soon
+	 * as the answer comes. */
 	node_pump(n);
 	node_parked_release(n);
 }

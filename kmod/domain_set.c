@@ -179,8 +179,10 @@ static int imex_set_prepare(struct imex_set *st, const char *name,
 }
 
 /* Members still listed keep the state (and why) this node last saw them in. */
-static void imex_set_members(struct imex_domain *d, struct imex_set *st)
+/* True if a member joins the list (one whose state nobody knows yet). */
+static bool imex_set_members(struct imex_domain *d, struct imex_set *st)
 {
+	bool joined = false;
 	u32 i, j;
 
 	for (i = 0; i < st->nmembers; i++) {
@@ -195,7 +197,9 @@ static void imex_set_members(struct imex_domain *d, struct imex_set *st)
 			st->members[i].since = old->since;
 			st->members[i].reason = old->reason;	/* moved */
 			old->reason = NULL;
+			break;
 		}
+		joined |= j == d->nmembers;
 	}
 	/* Views are indexed by position: they start over with the list. */
 	imex_members_free(d->members, d->nmembers);
@@ -203,6 +207,7 @@ static void imex_set_members(struct imex_domain *d, struct imex_set *st)
 	d->nmembers = st->nmembers;
 	d->self = st->self;
 	st->members = NULL;
+	return joined;
 }
 
 /* Cannot fail: everything was checked and allocated. */
@@ -261,7 +266,15 @@ static void imex_set_apply(struct imex_set *st, u64 generation)
 		return;
 	if (!imex_members_same(d->members, d->nmembers, st->members,
 			       st->nmembers)) {
-		imex_set_members(d, st);
+		/*
+		 * A member that joins (a replace's spare) is not known to be
+		 * connected: READY would be a claim nobody made.
+		 */
+		if (imex_set_members(d, st) && d->state == IMEX_DOMAIN_READY) {
+			imex_domain_set_reason(d, "no member status from imexd yet");
+			WRITE_ONCE(d->state, IMEX_DOMAIN_DEGRADED);
+			imex_kapi_domain_state(d);
+		}
 		changed = true;
 	}
 	if (d->set_generation != generation) {

@@ -105,7 +105,8 @@ sh $CHANOPEN $DEV/channel1 wait-revoke 60000 > $OUT/hold1.log 2>&1 & echo \$! > 
 sh i=0; until grep -q ^open $OUT/hold3.log && grep -q ^open $OUT/hold1.log; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh $NL channel id=1 | sed -n 's/.* devnum=\([0-9:]*\).*/\1/p' > $OUT/dev1.before
 set $SETA members=$NODE,peer2 gen=6 channels=1,2,4 uid=1000 gid=1000 mode=0640
-sh $DOM da state=2 nchannels=3 setgen=6 ids=1,2,4 member=peer2
+sh $DOM da state=3 nchannels=3 setgen=6 ids=1,2,4 member=peer2
+sh $DOM da state=3 'reason="no member status from imexd yet"'
 sh ! $DOM da member=peer1
 sh i=0; until ! kill -0 \$(cat $OUT/hold3.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done
 sh i=0; until ! kill -0 \$(cat $OUT/imp3.pid) 2>/dev/null; do i=\$((i+1)); [ \$i -lt 200 ] || exit 1; sleep 0.1; done

@@ -164,9 +164,11 @@
  *   UUID under another name, is EEXIST.  Channels left out are revoked
  *   (their fds, exports and imports end), new ones granted, changed owners
  *   re-create the device node; the request returns once the device nodes
- *   are made.  A new domain starts READY; the state of an existing one is
- *   kept, and so are the states of members still listed.  Setting the
- *   definition a domain already has changes nothing.
+ *   are made.  A new domain starts READY, or DEGRADED ("no member status
+ *   from imexd yet") when it has other members; the state of an existing
+ *   one is kept, except that a READY one turns DEGRADED so when a member
+ *   joins its list, and so are the states of members still listed.
+ *   Setting the definition a domain already has changes nothing.
  * IMEX_CMD_DOMAIN_REMOVE (manager): IMEX_A_DOMAIN_NAME, optional
  *      IMEX_A_DOMAIN_UUID (ESTALE if the domain has another).  Revokes its
  *      channels and removes it at once.  ENOENT when there is none.
