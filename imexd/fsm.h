@@ -23,8 +23,8 @@
  *   MEMBER_EVICT   str name, str member
  *   MEMBER_REPLACE str name, str member, str with   (type 7: added after
  *                  the others, same version; a daemon that predates it
- *                  refuses the entry as an unknown type, so every daemon
- *                  of the group must know it before one is asked)
+ *                  would refuse the entry as an unknown type, so it came
+ *                  with protocol 4, which older daemons do not speak)
  *
  * Rules the codec enforces (encode refuses what decode refuses, so every
  * encoding decodes and re-encodes to the same bytes): names by

@@ -76,6 +76,9 @@
  * two-phase messages (types 4 to 13), which now decode as unknown types.
  * 3 added the HELLO's group: a HELLO without it still decodes, so an older
  * peer's range is read and reported (an older peer cannot decode ours).
+ * 4 added the log command MEMBER_REPLACE (fsm.h), which a version 3
+ * daemon cannot apply: in one group with it, it would skip the entry and
+ * its table would disagree with the others'; nothing else changed.
  *
  * Only RAFT may carry a body above IMEXD_BODY_MAX (a snapshot); the
  * transport accepts one only on a connection bound to a peer (net.h).
@@ -95,7 +98,7 @@
 
 #define IMEXD_MAGIC		0x494d4558u
 #define IMEXD_FRAME_VERSION	1
-#define IMEXD_PROTO_VERSION	3
+#define IMEXD_PROTO_VERSION	4
 /*
  * Member states a HEARTBEAT view carries: those protocol 3 started with.
  * Later states (IMEX_MEMBER_REFUSED) travel as DISCONNECTED, so a peer

@@ -303,7 +303,7 @@ static void test_inbound_hello_binds_a_roster_peer(void **state)
 	drain(&t);
 	assert_int_equal(t.n, 0);		/* the dialler speaks first */
 	assert_false(imexd_peers_connected(t.p, "b"));
-	hello(&m, IMEXD_MSG_HELLO, "b", 5, 1, 3);
+	hello(&m, IMEXD_MSG_HELLO, "b", 5, 1, PV);
 	imexd_peers_msg(t.p, 10, 7, &m);
 	drain(&t);
 	r = find_sent(&t, IMEXD_MSG_HELLO_ACK, 7);
