@@ -108,7 +108,7 @@ msg new member name
 !EINVAL replace name=d1 member=peer2 new=peer2
 msg the member it replaces
 !EEXIST replace name=d1 member=peer2 new=$NODE
-msg already a member
+msg a member already
 !ENOENT replace name=d1 member=nosuch new=peer3
 msg not a member
 !EINVAL replace name=d1 member=$NODE new=peer3
