@@ -16,10 +16,19 @@
 #   node.sh member NAME ROLE SECS bounded wait until 'imexctl node list'
 #                                 shows NAME as ROLE (voter, standby,
 #                                 spare; gone: no row)
+#   node.sh voters COUNT SECS [NAME...]  bounded wait until 'imexctl node
+#                                 list' shows COUNT voters, none of them a
+#                                 NAME; prints the list
 #   node.sh waits-to-join SECS    bounded wait until 'imexctl node list'
 #                                 says this node waits to be joined
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
+#   node.sh check-held CHANNEL DOMAIN  the fd 'hold' opened, itself (taken
+#                                 from the holder with pidfd_getfd), still
+#                                 answers the info ioctl with DOMAIN: it
+#                                 was never revoked
+#   node.sh channels-disjoint NAME...  this kernel holds each domain NAME
+#                                 with channels, and no channel twice
 #   node.sh monitor-start         'imexctl monitor --json' in the background,
 #                                 recording into the out share; returns once
 #                                 it is subscribed
@@ -100,6 +109,20 @@ member)
 	wait_for "$3" has_role "$1" "$2"
 	node_list
 	;;
+voters)
+	want=$1 secs=$2
+	shift 2
+	voters_are() {
+		v=$(node_list | awk 'f && $3 == "voter" { print $1 } /^NAME/ { f = 1 }')
+		[ "$(echo "$v" | grep -c .)" = "$want" ] || return 1
+		for d in "$@"; do echo "$v" | grep -qx "$d" && return 1; done
+		return 0
+	}
+	_wait_until "$secs" voters_are "$@"
+	rc=$?
+	node_list
+	exit $rc
+	;;
 waits-to-join)
 	wait_for "$1" sh -c "tools/imexctl/imexctl node list --state-dir '$IMEX_VM_OUT/state' | grep -q 'waits to be joined'"
 	;;
@@ -111,6 +134,30 @@ held)
 	pid=$(pgrep -f "chanopen $DEV/channel$1 hold") || fail "channel $1 is not held"
 	[ -e "/proc/$pid/fd" ] && ls -l "/proc/$pid/fd" | grep -q "channel$1" || fail "fd gone"
 	$CHANOPEN "$DEV/channel$1" info
+	;;
+check-held)
+	pid=$(pgrep -f "chanopen $DEV/channel$1 hold") || fail "channel $1 is not held"
+	fd=$(for f in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$f")" = "$DEV/channel$1" ] && echo "${f##*/}"; done | head -n 1)
+	[ -n "$fd" ] || fail "the holder $pid has no fd on channel $1"
+	out=$($CHANOPEN "$DEV/channel$1" fd-of "$pid" "$fd" info)
+	echo "$out"
+	echo "$out" | grep -q "^info domain=$2 channel=$1 " ||
+		fail "held fd $fd of $pid on channel $1: $out"
+	;;
+channels-disjoint)
+	# One dump, bounded: one of them once never returned on a loaded rack
+	# while a domain changed generation.
+	chans=$(timeout 30 $NL channels) || fail "imex-nl channels: no answer in 30 s"
+	all=""
+	for d in "$@"; do
+		c=$(echo "$chans" | grep " name=$d " | sed 's/.* channel=\([0-9]*\) .*/\1/' | sort -n | tr '\n' ' ')
+		[ -n "$c" ] || fail "$d holds no channel on $(hostname)"
+		echo "$d: $c"
+		all="$all$c"
+	done
+	dup=$(printf '%s\n' $all | sort | uniq -d | tr '\n' ' ')
+	[ -z "$dup" ] || fail "channels in more than one domain: $dup"
 	;;
 matrix-connected)
 	# Every cell of the From\To matrix is C (or - for self).
