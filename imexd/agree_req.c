@@ -231,6 +231,9 @@ int ag_req_finish(struct imexd_agree *a, struct ag_req *r, int error,
 		if (error)
 			rv = ag_log(a, 4, "reporting this node's fabric identity failed: %s",
 				   message);
+		else
+			rv = ag_log(a, 6, "the group holds this node's fabric identity (partition %u)",
+				    (unsigned int)a->cfg.identity.partition);
 		ag_req_del(a, r);
 		return rv;
 	}
@@ -596,6 +599,51 @@ static int member_change(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 	return ag_req_finish(a, r, -rv, text, NULL, 0, NULL, 0);
 }
 
+/*
+ * A replace's new member as the leader sees it, before the entry is
+ * proposed: a voter or standby it has had no raft message from for two
+ * election timeouts is off or cut off (the node the request entered
+ * checked its own connection; a follower hears no other follower).
+ * True with the reason in @text.
+ */
+static bool replace_unreachable(struct imexd_agree *a, uint64_t now,
+				const struct ag_req *r, char *text, size_t len)
+{
+	const struct raft_configuration *conf = imexd_cons_members(a->cons);
+	struct imexd_cmd cmd;
+	uint64_t heard;
+	raft_id id;
+	unsigned i;
+	bool lost = false;
+
+	if (r->type != IMEXD_CMD_MEMBER_REPLACE ||
+	    imexd_cmd_decode(r->cmd, r->len, &cmd, NULL))
+		return false;
+	id = imexd_cons_id(a->cons, cmd.u.replace.with);
+	for (i = 0; id && i < conf->n; i++) {
+		if (conf->servers[i].id != id ||
+		    id == imexd_cons_self(a->cons) ||
+		    (conf->servers[i].role != RAFT_VOTER &&
+		     conf->servers[i].role != RAFT_STANDBY))
+			continue;
+		heard = imexd_cons_heard(a->cons, id);
+		if (heard + 2 * a->et >= now)
+			break;
+		lost = true;
+		if (heard)
+			snprintf(text, len,
+				 "node '%s' is unreachable: the leader (%s) has not heard from it for %llu s; power it on or check imexd there",
+				 cmd.u.replace.with, a->self,
+				 (unsigned long long)((now - heard) / 1000));
+		else
+			snprintf(text, len,
+				 "node '%s' is unreachable: the leader (%s) has not heard from it since it started; power it on or check imexd there",
+				 cmd.u.replace.with, a->self);
+	}
+	imexd_cmd_free(&cmd);
+	return lost;
+}
+
 static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 {
 	struct imexd_agree_action *act;
@@ -615,8 +663,13 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
 		leader = imexd_cons_leader(a->cons);
 	}
 	if (leader == imexd_cons_self(a->cons)) {
+		char text[IMEXD_MESSAGE_MAX + 1];
+
 		if (create_waits_for_join(a, now, r))
 			return 0;
+		if (replace_unreachable(a, now, r, text, sizeof(text)))
+			return ag_req_finish(a, r, EHOSTUNREACH, text, NULL, 0,
+					     NULL, 0);
 		rv = imexd_cons_submit(a->cons, now, r->cmd, r->len, r->id,
 				       &index, &leader);
 		if (!rv) {
@@ -652,7 +705,8 @@ static int dispatch_one(struct imexd_agree *a, uint64_t now, struct ag_req *r)
  * answered (a leader powered off leaves its connection open for a while).
  * Forward them again, to the new leader, if doing one twice leaves the
  * same outcome: a create carries its UUID (a repeat finds it made), a
- * repeated delete, evict, free, join or leave that finds nothing to do
+ * repeated delete, evict, replace, free, join or leave that finds nothing
+ * to do (a replace: the old member gone, ENOENT)
  * says the lost leader may have done it (imexd_agree_reply), and a leave
  * found out of the configuration but still in the table finishes its
  * table step (member_change).  Any other change may or
@@ -689,6 +743,7 @@ int ag_forwards_again(struct imexd_agree *a, const char *peer, bool to_peer,
 		case IMEXD_CMD_DOMAIN_CREATE:
 		case IMEXD_CMD_DOMAIN_DELETE:
 		case IMEXD_CMD_MEMBER_EVICT:
+		case IMEXD_CMD_MEMBER_REPLACE:
 		case IMEXD_CMD_CHANNEL_FREE:
 		case IMEXD_CMD_NODE_JOIN:
 		case IMEXD_CMD_NODE_LEAVE:
@@ -844,6 +899,9 @@ static bool forward_allowed(const struct imexd_agree *a, const char *from,
 		break;
 	case IMEXD_CMD_MEMBER_EVICT:
 		name = c->u.evict.name;
+		break;
+	case IMEXD_CMD_MEMBER_REPLACE:
+		name = c->u.replace.name;
 		break;
 	default:
 		/* A node join or leave: the administrator of any node of the

@@ -881,6 +881,23 @@ void imexd_broker_peer_lost(struct imexd_broker *b, uint64_t now,
 			"lost past its grace time");
 }
 
+void imexd_broker_member_gone(struct imexd_broker *b, uint64_t now,
+			      const char *name, const struct imexd_def *d,
+			      const struct imexd_fsm *fsm)
+{
+	const struct imexd_fsm_node *node = fsm ? imexd_fsm_node(fsm, name) :
+					    NULL;
+
+	(void)now;
+	brk_begin(b);
+	if (!node || !d)
+		return;
+	brk_log(b, LOG_INFO,
+		"node '%s' left domain '%s': revoking the imports of its exports there",
+		name, d->name);
+	brk_revoke_act(b, node->uuid, NULL, d->uuid, IMEX_REVOKE_NODE_LOST);
+}
+
 void imexd_broker_timer(struct imexd_broker *b, uint64_t now)
 {
 	brk_begin(b);

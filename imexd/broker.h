@@ -120,6 +120,13 @@ void imexd_broker_peer_up(struct imexd_broker *b, uint64_t now,
 			  const struct imexd_fsm *fsm);
 void imexd_broker_peer_down(struct imexd_broker *b, uint64_t now,
 			    const char *name);
+/*
+ * Node @name left domain @d (replaced), which still names this node:
+ * REVOKE(its node UUID, @d) for our imports from it through @d only.
+ */
+void imexd_broker_member_gone(struct imexd_broker *b, uint64_t now,
+			      const char *name, const struct imexd_def *d,
+			      const struct imexd_fsm *fsm);
 void imexd_broker_peer_lost(struct imexd_broker *b, uint64_t now,
 			    const char *name, const struct imexd_fsm *fsm);
 void imexd_broker_timer(struct imexd_broker *b, uint64_t now);

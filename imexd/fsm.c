@@ -759,6 +759,104 @@ static int evict(struct imexd_fsm *fsm, uint64_t index,
 	return commit(fsm, pos, false, &nd, NULL, 0, res);
 }
 
+/* May node @k take a place in @d: its partition, room and @d's channels. */
+static int check_spare(const struct imexd_fsm *fsm, const struct imexd_def *d,
+		       const struct imexd_fsm_node *k,
+		       struct imexd_fsm_result *res)
+{
+	size_t i, held = 0;
+	uint32_t c;
+
+	if (k->leaving)
+		return refuse(res, EHOSTUNREACH,
+			      "node '%s' is leaving the NVLink domain", k->name);
+	if (fsm_zero16(k->fabric_uuid))
+		return refuse(res, EXDEV,
+			      "node '%s' has no fabric identity: set it there with 'imexctl node set-fabric'",
+			      k->name);
+	if (memcmp(k->fabric_uuid, d->fabric_uuid, 16))
+		return refuse(res, EXDEV,
+			      "node '%s' is in another NVLink domain (fabric UUID) than domain '%s': pick a spare of its fabric",
+			      k->name, d->name);
+	if (k->partition != d->partition)
+		return refuse(res, EXDEV,
+			      "node '%s' is in NVLink partition %u, domain '%s' in partition %u: pick a spare of partition %u",
+			      k->name, k->partition, d->name, d->partition,
+			      d->partition);
+	for (i = 0; i < fsm->ndomains; i++) {
+		const struct imexd_def *o = &fsm->domains[i];
+
+		if (def_member(o, k->name) < 0)
+			continue;
+		held++;
+		for (c = 0; c < d->nchannels; c++)
+			if (imexd_def_has_channel(o, d->channels[c].id))
+				return refuse(res, EADDRINUSE,
+					      "channel %u is held on node '%s' by domain '%s': free it there, or pick another spare",
+					      d->channels[c].id, k->name,
+					      o->name);
+	}
+	if (held >= IMEX_DOMAINS_MAX)
+		return refuse(res, ENOSPC,
+			      "node '%s' already holds %zu domains, the most it may",
+			      k->name, held);
+	for (c = 0; c < d->nchannels; c++)
+		if (d->channels[c].id >= k->max_channels)
+			return refuse(res, ERANGE,
+				      "channel %u of domain '%s' is out of range on node '%s' (max_channels=%u): pick another spare",
+				      d->channels[c].id, d->name, k->name,
+				      k->max_channels);
+	return 0;
+}
+
+/*
+ * One member leaves, a node of the group takes its place (same position)
+ * and holds the domain's channels from this entry on.  The other members
+ * keep the channel set as it is: nothing of theirs is revoked.
+ */
+static int replace(struct imexd_fsm *fsm, uint64_t index,
+		   const struct imexd_cmd *cmd, struct imexd_fsm_result *res)
+{
+	const char *old = cmd->u.replace.member, *new = cmd->u.replace.with;
+	const struct imexd_fsm_node *k;
+	struct imexd_def *d, nd;
+	size_t pos;
+	long m;
+
+	d = named(fsm, cmd->u.replace.name, &pos, res);
+	if (!d)
+		return 0;
+	if (!strcmp(old, new))
+		return refuse(res, EINVAL,
+			      "'%s' cannot replace itself in domain '%s': name a spare as the new member",
+			      old, d->name);
+	m = def_member(d, old);
+	if (def_member(d, new) >= 0 && m < 0)
+		return refuse(res, ENOENT,
+			      "'%s' is not a member of domain '%s' and '%s' is: replaced already?",
+			      old, d->name, new);
+	if (def_member(d, new) >= 0)
+		return refuse(res, EEXIST,
+			      "'%s' is a member of domain '%s' already: pick a spare that is not",
+			      new, d->name);
+	if (m < 0)
+		return refuse(res, ENOENT, "'%s' is not a member of domain '%s'",
+			      old, d->name);
+	k = imexd_fsm_node(fsm, new);
+	if (!k)
+		return refuse(res, EINVAL,
+			      "node '%s' is not in the group: join it with 'imexctl node join' and check that imexd runs there",
+			      new);
+	if (check_spare(fsm, d, k, res) || res->error)
+		return 0;
+	if (imexd_def_copy(&nd, d))
+		return -ENOMEM;
+	memset(&nd.members[m], 0, sizeof(nd.members[m]));
+	snprintf(nd.members[m].name, sizeof(nd.members[m].name), "%s", new);
+	nd.generation = index;
+	return commit(fsm, pos, false, &nd, NULL, 0, res);
+}
+
 static int delete(struct imexd_fsm *fsm, uint64_t index,
 		  const struct imexd_cmd *cmd, struct imexd_fsm_result *res)
 {
@@ -838,6 +936,9 @@ int imexd_fsm_apply(struct imexd_fsm *fsm, uint64_t index,
 			break;
 		case IMEXD_CMD_NODE_LEAVE:
 			err = node_forget(fsm, cmd->u.node.name, res);
+			break;
+		case IMEXD_CMD_MEMBER_REPLACE:
+			err = replace(fsm, index, cmd, res);
 			break;
 		default:
 			err = evict(fsm, index, cmd, res);

@@ -21,6 +21,10 @@
  *                  u32 uid, u32 gid, u16 mode
  *   CHANNEL_FREE   str name, u32 nids, nids x u32 id
  *   MEMBER_EVICT   str name, str member
+ *   MEMBER_REPLACE str name, str member, str with   (type 7: added after
+ *                  the others, same version; a daemon that predates it
+ *                  refuses the entry as an unknown type, so every daemon
+ *                  of the group must know it before one is asked)
  *
  * Rules the codec enforces (encode refuses what decode refuses, so every
  * encoding decodes and re-encodes to the same bytes): names by
@@ -74,8 +78,9 @@ enum imexd_cmd_type {
 	IMEXD_CMD_CHANNEL_ALLOC,
 	IMEXD_CMD_CHANNEL_FREE,
 	IMEXD_CMD_MEMBER_EVICT,
+	IMEXD_CMD_MEMBER_REPLACE,
 
-	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_EVICT,
+	IMEXD_CMD_TYPE_MAX = IMEXD_CMD_MEMBER_REPLACE,
 
 	/* Requests that change the raft configuration: they travel as
 	 * commands (FORWARD).  A join is never logged; a leave is logged
@@ -135,6 +140,12 @@ struct imexd_cmd {
 			char name[IMEX_NAME_MAX];
 			char member[IMEX_NAME_MAX];
 		} evict;
+		/* @member leaves, @with takes its place and channels. */
+		struct {
+			char name[IMEX_NAME_MAX];
+			char member[IMEX_NAME_MAX];
+			char with[IMEX_NAME_MAX];
+		} replace;
 		/* NODE_JOIN (all), NODE_LEAVE (name only): addr "" when the
 		 * node's address is its name; fabric identity as the node
 		 * reported it in its HELLO (the node layer fills it in). */

@@ -140,6 +140,12 @@ int imexd_cmd_check(const struct imexd_cmd *c, const char **why)
 		if (!name_ok(c->u.evict.member))
 			return bad(why, -EINVAL, "member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
 		break;
+	case IMEXD_CMD_MEMBER_REPLACE:
+		if (!name_ok(c->u.replace.member))
+			return bad(why, -EINVAL, "member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
+		if (!name_ok(c->u.replace.with))
+			return bad(why, -EINVAL, "new member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
+		break;
 	case IMEXD_CMD_NODE_JOIN:
 	case IMEXD_CMD_NODE_LEAVE:
 		if (!name_ok(c->u.node.name))
@@ -191,6 +197,7 @@ const char *imexd_cmd_type_name(uint8_t type)
 		[IMEXD_CMD_CHANNEL_ALLOC] = "CHANNEL_ALLOC",
 		[IMEXD_CMD_CHANNEL_FREE] = "CHANNEL_FREE",
 		[IMEXD_CMD_MEMBER_EVICT] = "MEMBER_EVICT",
+		[IMEXD_CMD_MEMBER_REPLACE] = "MEMBER_REPLACE",
 		[IMEXD_CMD_NODE_JOIN] = "NODE_JOIN",
 		[IMEXD_CMD_NODE_LEAVE] = "NODE_LEAVE",
 	};
@@ -265,6 +272,11 @@ static void wr_cmd(struct fsm_wr *w, const struct imexd_cmd *c)
 	case IMEXD_CMD_MEMBER_EVICT:
 		wr_str(w, c->u.evict.name, IMEX_NAME_MAX);
 		wr_str(w, c->u.evict.member, IMEX_NAME_MAX);
+		break;
+	case IMEXD_CMD_MEMBER_REPLACE:
+		wr_str(w, c->u.replace.name, IMEX_NAME_MAX);
+		wr_str(w, c->u.replace.member, IMEX_NAME_MAX);
+		wr_str(w, c->u.replace.with, IMEX_NAME_MAX);
 		break;
 	case IMEXD_CMD_NODE_JOIN:
 	case IMEXD_CMD_NODE_LEAVE:
@@ -405,6 +417,11 @@ static void rd_cmd(struct fsm_rd *r, struct imexd_cmd *c)
 	case IMEXD_CMD_MEMBER_EVICT:
 		rd_str(r, c->u.evict.name, IMEX_NAME_MAX, true);
 		rd_str(r, c->u.evict.member, IMEX_NAME_MAX, true);
+		break;
+	case IMEXD_CMD_MEMBER_REPLACE:
+		rd_str(r, c->u.replace.name, IMEX_NAME_MAX, true);
+		rd_str(r, c->u.replace.member, IMEX_NAME_MAX, true);
+		rd_str(r, c->u.replace.with, IMEX_NAME_MAX, true);
 		break;
 	case IMEXD_CMD_NODE_JOIN:
 	case IMEXD_CMD_NODE_LEAVE:

@@ -44,6 +44,7 @@ const char *imexd_kernel_cmd_name(uint32_t cmd)
 	case IMEX_CMD_CHANNEL_ALLOC:	return "allocate channels";
 	case IMEX_CMD_CHANNEL_FREE:	return "free channels";
 	case IMEX_CMD_MEMBER_EVICT:	return "evict member";
+	case IMEX_CMD_MEMBER_REPLACE:	return "replace member";
 	case IMEX_CMD_NODE_JOIN:	return "join node";
 	case IMEX_CMD_NODE_LEAVE:	return "remove node";
 	default:			return "unknown request";

@@ -381,6 +381,8 @@ static int on_accept(struct nl_msg *m, void *arg)
 		req->mode = nla_get_u32(rt[IMEX_A_CHANNEL_MODE]) & 0777;
 	if (rt[IMEX_A_MEMBER_NAME])
 		kernel_get_str(req->member, sizeof(req->member), rt[IMEX_A_MEMBER_NAME]);
+	if (rt[IMEX_A_MEMBER_NEW_NAME])
+		kernel_get_str(req->with, sizeof(req->with), rt[IMEX_A_MEMBER_NEW_NAME]);
 	r = 0;
 	if (rt[IMEX_A_MEMBERS])
 		r = req_members(a, rt[IMEX_A_MEMBERS]);

@@ -212,6 +212,26 @@ static void on_agree_kernel(struct imexd_node *n,
 	n->kernel_busy = true;
 }
 
+/*
+ * A replace applied: on the members that stay, the imports from the one
+ * that left, through that domain, go (it may never be declared lost
+ * here: it is no longer a peer of that domain).  Nothing else is revoked.
+ */
+static void node_applied_replace(struct imexd_node *n,
+				 const struct imexd_agree_action *aa)
+{
+	struct imexd_cmd cmd;
+
+	if (aa->error || !aa->def || !aa->data || aa->len < 2 ||
+	    aa->data[1] != IMEXD_CMD_MEMBER_REPLACE ||
+	    imexd_cmd_decode(aa->data, aa->len, &cmd, NULL))
+		return;
+	if (imexd_def_has_member(aa->def, n->cfg.name))
+		imexd_broker_member_gone(n->broker, n->now, cmd.u.replace.member,
+					 aa->def, node_fsm(n));
+	imexd_cmd_free(&cmd);
+}
+
 static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 {
 	struct imexd_msg m;
@@ -256,6 +276,7 @@ static void on_agree(struct imexd_node *n, const struct imexd_agree_action *aa)
 		break;
 	case IMEXD_AGREE_APPLIED:
 		n->domains_dirty = true;
+		node_applied_replace(n, aa);
 		if (n->applied_fn)
 			n->applied_fn(n->applied_ctx, aa->index, aa->data,
 				      aa->len);
@@ -369,6 +390,7 @@ static void on_peers(struct imexd_node *n, const struct imexd_peers_action *pa)
 				"a node's replaced connection");
 		break;
 	case IMEXD_PEERS_PEER_DOWN:
+		node_peer_down(n, pa->name);
 		imexd_health_peer_down_why(n->health, n->now, pa->name,
 					   pa->text);
 		imexd_broker_peer_down(n->broker, n->now, pa->name);
@@ -564,6 +586,7 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 	int rv;
 
 	n->now = now;
+	n->started = now;
 	rv = node_kernel_set(n, kernel, nkernel);
 	if (rv)
 		return rv;
@@ -584,6 +607,8 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now)
 {
 	imexd_health_set_wall(n->health, wall_minus_now);
+	n->wall_off = wall_minus_now;
+	n->wall_set = true;
 }
 
 /* No leader known: why, for the reason of every domain not READY. */

@@ -89,7 +89,8 @@ struct imexd_request {
 	uint32_t nids;			/* ... or these ids */
 	uint32_t *ids;
 	uint32_t uid, gid, mode;	/* owner of new channels */
-	char member[IMEX_NAME_MAX];	/* MEMBER_EVICT; NODE_JOIN/LEAVE: the node */
+	char member[IMEX_NAME_MAX];	/* MEMBER_EVICT/REPLACE; NODE_JOIN/LEAVE: the node */
+	char with[IMEX_NAME_MAX];	/* MEMBER_REPLACE: the new member */
 	char addr[IMEXD_ADDR_MAX + 1];	/* NODE_JOIN: its address ("": the name) */
 };
 

@@ -68,6 +68,9 @@ struct imexd_node {
 	struct imexd_broker *broker;
 
 	uint64_t now;
+	uint64_t started;		/* now at imexd_node_start() */
+	int64_t wall_off;		/* wall clock minus now, ms */
+	bool wall_set;
 	uint64_t counter;		/* UUIDs of new domains */
 	char leader[IMEX_NAME_MAX];
 	bool in_agree;
@@ -115,6 +118,7 @@ struct imexd_node {
 		char name[IMEX_NAME_MAX];
 		uint8_t fabric_uuid[16];
 		uint32_t partition;
+		uint64_t down_at;	/* its connection lost (now); 0: up */
 	} *hellos;
 	size_t n_hellos, cap_hellos;
 
@@ -143,6 +147,7 @@ void node_ag(struct imexd_node *n, int rv, const char *what);
 void node_members_sync(struct imexd_node *n);
 void node_hello(struct imexd_node *n, const char *name,
 		const struct imexd_msg *hello);
+void node_peer_down(struct imexd_node *n, const char *name);
 void node_joins_expire(struct imexd_node *n);
 void node_join_check(struct imexd_node *n, const char *name,
 		     const char *addr, uint64_t tag);

@@ -5,9 +5,11 @@
  * peer messages routed by type, and what health and the kernel are told.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <linux/imex.h>
 
@@ -210,6 +212,71 @@ static int req_members(struct imexd_node *n, const struct imexd_request *r,
 	return 0;
 }
 
+/* @ms of this node's clock as " (since T)" in UTC; "" when the wall is unknown. */
+static void node_since(const struct imexd_node *n, uint64_t ms, char *out,
+		       size_t len)
+{
+	int64_t wall = (int64_t)ms + n->wall_off;
+	time_t t = (time_t)(wall / 1000);
+	char iso[32];
+	struct tm tm;
+
+	out[0] = '\0';
+	if (n->wall_set && wall > 0 && gmtime_r(&t, &tm) &&
+	    strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, len, " (since %s)", iso);
+}
+
+/*
+ * A replace's new member, checked here before anything is proposed (at
+ * the node the request came to, which proposes it or forwards it): a node
+ * of the group this node is connected to now, whose heartbeats (when it
+ * shares a domain with this node) have not stopped.  0, or a positive
+ * errno with the reason, and since when, in @why.
+ */
+static int req_spare(struct imexd_node *n, const char *name, char *why,
+		     size_t len)
+{
+	const struct node_hello *h = NULL;
+	uint8_t st;
+	char since[48];
+	size_t i;
+
+	if (!strcmp(name, n->cfg.name))
+		return 0;
+	if (!node_is_member(n, name) && !imexd_fsm_node(node_fsm(n), name)) {
+		snprintf(why, len,
+			 "node '%s' is not in the group: join it with 'imexctl node join %s' first",
+			 name, name);
+		return EINVAL;
+	}
+	for (i = 0; i < n->n_hellos; i++)
+		if (!strcmp(n->hellos[i].name, name))
+			h = &n->hellos[i];
+	if (!imexd_peers_connected(n->peers, name)) {
+		if (h && h->down_at) {
+			node_since(n, h->down_at, since, sizeof(since));
+			snprintf(why, len,
+				 "node '%s' is unreachable: connection lost %" PRIu64 " s ago%s; power it on or check imexd there",
+				 name, (n->now - h->down_at) / 1000, since);
+		} else {
+			node_since(n, n->started, since, sizeof(since));
+			snprintf(why, len,
+				 "node '%s' is unreachable: not connected since imexd started here %" PRIu64 " s ago%s; power it on or check imexd there",
+				 name, (n->now - n->started) / 1000, since);
+		}
+		return EHOSTUNREACH;
+	}
+	st = imexd_health_peer_state(n->health, name);
+	if (st == IMEX_MEMBER_RECOVERING || st == IMEX_MEMBER_DISCONNECTED) {
+		snprintf(why, len,
+			 "node '%s' is unreachable: its heartbeats stopped (see 'imexctl domain show' of a domain it is in)",
+			 name);
+		return EHOSTUNREACH;
+	}
+	return 0;
+}
+
 static int req_channels(const struct imexd_request *r,
 			struct imexd_cmd_channels *ch)
 {
@@ -287,6 +354,18 @@ static int req_to_cmd(struct imexd_node *n, const struct imexd_request *r,
 			 r->name);
 		snprintf(cmd->u.evict.member, sizeof(cmd->u.evict.member),
 			 "%s", r->member);
+		break;
+	case IMEX_CMD_MEMBER_REPLACE:
+		e = req_spare(n, r->with, why, len);
+		if (e)
+			return e;
+		cmd->type = IMEXD_CMD_MEMBER_REPLACE;
+		snprintf(cmd->u.replace.name, sizeof(cmd->u.replace.name),
+			 "%s", r->name);
+		snprintf(cmd->u.replace.member, sizeof(cmd->u.replace.member),
+			 "%s", r->member);
+		snprintf(cmd->u.replace.with, sizeof(cmd->u.replace.with),
+			 "%s", r->with);
 		break;
 	case IMEX_CMD_NODE_LEAVE:
 		cmd->type = IMEXD_CMD_NODE_LEAVE;
@@ -458,6 +537,7 @@ void node_hello(struct imexd_node *n, const char *name,
 	}
 	memcpy(h->fabric_uuid, hello->u.hello.fabric_uuid, 16);
 	h->partition = hello->u.hello.partition;
+	h->down_at = 0;
 	j = join_find(n, name);
 	if (j >= 0 && !n->joins[j].submitted)
 		join_submit(n, (unsigned)j, h);
@@ -467,6 +547,16 @@ void node_hello(struct imexd_node *n, const char *name,
 		memcpy(n->checks[j].fabric_uuid, h->fabric_uuid, 16);
 		n->checks[j].partition = h->partition;
 	}
+}
+
+/* Since when a peer is unreachable, for a replace that names it. */
+void node_peer_down(struct imexd_node *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_hellos; i++)
+		if (!strcmp(n->hellos[i].name, name))
+			n->hellos[i].down_at = n->now ? n->now : 1;
 }
 
 static const struct node_hello *hello_of(const struct imexd_node *n,

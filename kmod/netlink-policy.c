@@ -90,7 +90,8 @@ static_assert(IMEX_A_DOMAIN_GENERATION == 43);
 static_assert(IMEX_A_NODE_ADDR == 44);
 static_assert(IMEX_A_DOMAIN_REASON == 45);
 static_assert(IMEX_A_STATS == 46);
-static_assert(IMEX_A_MAX == 46);
+static_assert(IMEX_A_MEMBER_NEW_NAME == 47);
+static_assert(IMEX_A_MAX == 47);
 static_assert(IMEX_A_MEMBER_ENTRY_NAME == 1);
 static_assert(IMEX_A_MEMBER_ADDR == 2);
 static_assert(IMEX_A_MEMBER_STATE == 3);
@@ -148,6 +149,7 @@ static_assert(IMEX_CMD_DOMAIN_REMOVE == 33);
 static_assert(IMEX_CMD_NODE_JOIN == 34);
 static_assert(IMEX_CMD_NODE_LEAVE == 35);
 static_assert(IMEX_CMD_IMPORTS_REVOKED == 36);
+static_assert(IMEX_CMD_MEMBER_REPLACE == 37);
 
 const struct nla_policy imex_member_nl_policy[IMEX_A_MEMBER_MAX + 1] = {
 	[IMEX_A_MEMBER_ENTRY_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
@@ -323,4 +325,11 @@ const struct nla_policy imex_node_join_nl_policy[IMEX_A_MAX + 1] = {
 /* node-leave: member-name */
 const struct nla_policy imex_node_leave_nl_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_MEMBER_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
+};
+
+/* member-replace: domain-name, member-name, member-new-name */
+const struct nla_policy imex_member_replace_nl_policy[IMEX_A_MAX + 1] = {
+	[IMEX_A_DOMAIN_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
+	[IMEX_A_MEMBER_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
+	[IMEX_A_MEMBER_NEW_NAME] = { .type = NLA_NUL_STRING, .len = 63 },
 };

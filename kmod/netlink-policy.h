@@ -36,6 +36,7 @@ extern const struct nla_policy imex_import_revoke_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_domain_set_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_node_join_nl_policy[IMEX_A_MAX + 1];
 extern const struct nla_policy imex_node_leave_nl_policy[IMEX_A_MAX + 1];
+extern const struct nla_policy imex_member_replace_nl_policy[IMEX_A_MAX + 1];
 
 /* Operations that take the same attributes share a table. */
 #define imex_manager_attach_nl_policy imex_node_get_nl_policy

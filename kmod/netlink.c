@@ -112,6 +112,13 @@ static const struct genl_ops imex_ops[] = {
 		.flags		= IMEX_ADMIN,
 	},
 	{
+		.cmd		= IMEX_CMD_MEMBER_REPLACE,
+		.doit		= imex_nl_request,
+		.policy		= imex_member_replace_nl_policy,
+		.maxattr	= IMEX_A_MAX,
+		.flags		= IMEX_ADMIN,
+	},
+	{
 		.cmd		= IMEX_CMD_NODE_JOIN,
 		.doit		= imex_nl_request,
 		.policy		= imex_node_join_nl_policy,

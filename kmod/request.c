@@ -339,6 +339,54 @@ static int imex_check_evict(struct genl_info *info, struct imex_domain *d)
 }
 
 /*
+ * MEMBER_REPLACE: the leaving member as for an eviction, and a new one that
+ * is not a member yet.  Its partition, channels and reachability are for
+ * imexd to judge: this node knows only its own.
+ */
+static int imex_check_replace(struct genl_info *info, struct imex_domain *d)
+{
+	struct nlattr *nn = info->attrs[IMEX_A_MEMBER_NEW_NAME];
+	const char *old, *new;
+	u32 i;
+
+	if (GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBER_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, IMEX_A_MEMBER_NEW_NAME))
+		return -EINVAL;
+	old = nla_data(info->attrs[IMEX_A_MEMBER_NAME]);
+	new = nla_data(nn);
+	if (!imex_name_valid(new)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, nn,
+				    "new member name: use letters, digits, '_', '.', '-', starting with a letter or digit");
+		return -EINVAL;
+	}
+	if (!strcmp(old, new)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, nn,
+				    "the new member is the member it replaces");
+		return -EINVAL;
+	}
+	for (i = 0; i < d->nmembers; i++) {
+		if (!strcmp(d->members[i].name, new)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, nn,
+					    "the new member is a member already");
+			return -EEXIST;
+		}
+	}
+	for (i = 0; i < d->nmembers; i++)
+		if (!strcmp(d->members[i].name, old))
+			break;
+	if (i == d->nmembers) {
+		imex_extack_fmt(info->extack, "not a member: '%s'", old);
+		return -ENOENT;
+	}
+	if (i == d->self) {
+		NL_SET_ERR_MSG(info->extack,
+			       "this node cannot replace itself: ask another member");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * NODE_JOIN, NODE_LEAVE: a node of the group, named like any member, and
  * for a join the address the daemons dial (printable, no space; the policy
  * bounds its length).  The group's membership is imexd's: nothing to check
@@ -377,7 +425,7 @@ static int imex_check_node(struct genl_info *info)
 
 /*
  * DOMAIN_CREATE, DOMAIN_DELETE, CHANNEL_ALLOC, CHANNEL_FREE, MEMBER_EVICT,
- * and NODE_JOIN, NODE_LEAVE, which name no domain.
+ * MEMBER_REPLACE, and NODE_JOIN, NODE_LEAVE, which name no domain.
  */
 int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 {
@@ -429,6 +477,8 @@ int imex_nl_request(struct sk_buff *skb, struct genl_info *info)
 			err = imex_check_free(info, d);
 		if (!err && cmd == IMEX_CMD_MEMBER_EVICT)
 			err = imex_check_evict(info, d);
+		if (!err && cmd == IMEX_CMD_MEMBER_REPLACE)
+			err = imex_check_replace(info, d);
 	}
 	if (!err)
 		err = imex_request_queue(info, name);

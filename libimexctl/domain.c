@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Domains: reading them (DOMAIN_GET) and the create/delete/evict requests. */
+/* Domains: reading them (DOMAIN_GET) and the create/delete/evict/replace requests. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -598,4 +598,56 @@ IMEXCTL_API int imexctl_member_evict(struct imexctl *ctx, const char *domain,
 	snprintf(what, sizeof(what), "evicting member %s from domain %s", member, domain);
 	return imexctl_request(ctx, IMEX_CMD_MEMBER_EVICT, fill_evict, &e, 0, what,
 			       timeout_ms);
+}
+
+struct replace {
+	const char *domain;
+	const char *member;
+	const char *with;
+};
+
+static int fill_replace(struct nl_msg *msg, const void *arg)
+{
+	const struct replace *e = arg;
+
+	if (nla_put_string(msg, IMEX_A_DOMAIN_NAME, e->domain) < 0 ||
+	    nla_put_string(msg, IMEX_A_MEMBER_NAME, e->member) < 0 ||
+	    nla_put_string(msg, IMEX_A_MEMBER_NEW_NAME, e->with) < 0)
+		return -EMSGSIZE;
+	return 0;
+}
+
+IMEXCTL_API int imexctl_member_replace(struct imexctl *ctx, const char *domain,
+				       const char *member, const char *with,
+				       int timeout_ms)
+{
+	struct replace e = { domain, member, with };
+	int64_t start = imexctl_now_ms(), left;
+	char what[224], msg[IMEXCTL_ERRMSG_MAX];
+	int r;
+
+	imexctl_err_clear(ctx);
+	if (!imexctl_name_valid(domain))
+		return imexctl_err(ctx, -EINVAL, "invalid domain name '%s'", domain ? domain : "");
+	if (!imexctl_name_valid(member))
+		return imexctl_err(ctx, -EINVAL, "invalid member name '%s'", member ? member : "");
+	if (!imexctl_name_valid(with))
+		return imexctl_err(ctx, -EINVAL, "invalid new member name '%s'", with ? with : "");
+	if (timeout_ms < 0)
+		timeout_ms = IMEXCTL_REQUEST_TIMEOUT_MS;
+	snprintf(what, sizeof(what), "replacing member %s with %s in domain %s",
+		 member, with, domain);
+	r = imexctl_request(ctx, IMEX_CMD_MEMBER_REPLACE, fill_replace, &e, 0,
+			    what, timeout_ms);
+	if (r < 0)
+		return r;
+	left = timeout_ms - (imexctl_now_ms() - start);
+	r = imexctl_wait_ready(ctx, domain, IMEXCTL_DOMAIN_READY, with,
+			       left > 0 ? (int)left : 0, NULL);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "%s", imexctl_errmsg(ctx));
+		return imexctl_err(ctx, r, "replaced member %s with %s in domain %s, but %s",
+				   member, with, domain, msg);
+	}
+	return 0;
 }

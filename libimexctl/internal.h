@@ -129,6 +129,15 @@ struct imexctl_wait_state {
 
 void imexctl_wait_on_msg(struct imexctl_session *s, struct nl_msg *msg, void *arg);
 
+/*
+ * imexctl_domain_wait(); with @member (want READY only) also until the
+ * domain lists @member and every member is connected as this node sees
+ * them, and the timeout's message says why each missing one is not.
+ */
+int imexctl_wait_ready(struct imexctl *ctx, const char *name,
+		       enum imexctl_domain_state want, const char *member,
+		       int timeout_ms, enum imexctl_domain_state *state);
+
 int imexctl_session_open(struct imexctl *ctx, struct imexctl_session *s,
 			 imexctl_session_fn on_msg, void *arg);
 int imexctl_session_send(struct imexctl_session *s, struct nl_msg *msg);

@@ -80,9 +80,28 @@ static bool satisfied(uint32_t state, enum imexctl_domain_state want)
 	return want == IMEXCTL_DOMAIN_DEGRADED && state == IMEX_DOMAIN_DEGRADED;
 }
 
-/* Say what the domain is at the timeout, and who is missing. */
+/* Every member connected as this node sees them, @member among them. */
+static bool members_ready(const struct imexctl_domain *d, const char *member)
+{
+	bool found = !member;
+	size_t i;
+
+	for (i = 0; i < d->n_members; i++) {
+		const struct imexctl_member *m = &d->members[i];
+
+		if (member && !strcmp(m->name, member))
+			found = true;
+		if (m->state != IMEX_MEMBER_SELF &&
+		    m->state != IMEX_MEMBER_CONNECTED && i != d->member_self)
+			return false;
+	}
+	return found;
+}
+
+/* Say what the domain is at the timeout, and who is missing (and why). */
 static int timed_out(struct imexctl *ctx, const char *name,
-		     enum imexctl_domain_state want, int timeout_ms)
+		     enum imexctl_domain_state want, const char *member,
+		     int timeout_ms)
 {
 	struct imexctl_domain *d = NULL;
 	char missing[512] = "";
@@ -97,15 +116,25 @@ static int timed_out(struct imexctl *ctx, const char *name,
 
 	for (i = 0; i < d->n_members; i++) {
 		const struct imexctl_member *m = &d->members[i];
+		const char *why = imexctl_member_reason(d, i);
 
 		if (m->state == IMEX_MEMBER_SELF || m->state == IMEX_MEMBER_CONNECTED ||
 		    i == d->member_self)
 			continue;
 		len += (size_t)snprintf(missing + len, len < sizeof(missing) ? sizeof(missing) - len : 0,
-					"%s%s (%s)", len ? ", " : "", m->name,
-					imexctl_member_state_name(m->state));
+					"%s%s (%s%s%s)", len ? ", " : "", m->name,
+					imexctl_member_state_name(m->state),
+					member && why ? ": " : "",
+					member && why ? why : "");
 		if (len >= sizeof(missing))
 			break;
+	}
+	if (member && !missing[0] && d->state == IMEX_DOMAIN_READY) {
+		imexctl_err(ctx, -ETIMEDOUT,
+			    "domain %s does not list %s as a connected member after %d s: see 'imexctl domain show %s'",
+			    name, member, secs, name);
+		imexctl_domain_free(d);
+		return -ETIMEDOUT;
 	}
 	if (d->state == IMEX_DOMAIN_DOWN)
 		hint = ": imexd is not keeping it, start it with 'systemctl start imexd'";
@@ -120,18 +149,35 @@ static int timed_out(struct imexctl *ctx, const char *name,
 	return -ETIMEDOUT;
 }
 
-IMEXCTL_API int imexctl_domain_wait(struct imexctl *ctx, const char *name,
-				    enum imexctl_domain_state want,
-				    int timeout_ms,
-				    enum imexctl_domain_state *state)
+/*
+ * READY with @member listed and every member connected: the kernel keeps
+ * the state it had across a new member list until imexd pushes the new
+ * one, so each new generation that says READY is checked in full.
+ */
+static bool check_members(struct imexctl *ctx, const char *name,
+			  const char *member)
+{
+	struct imexctl_domain *d = NULL;
+	bool ok;
+
+	if (imexctl_domain_get(ctx, name, &d) < 0)
+		return false;
+	ok = d->state == IMEX_DOMAIN_READY && members_ready(d, member);
+	imexctl_domain_free(d);
+	return ok;
+}
+
+int imexctl_wait_ready(struct imexctl *ctx, const char *name,
+		       enum imexctl_domain_state want, const char *member,
+		       int timeout_ms, enum imexctl_domain_state *state)
 {
 	struct imexctl_wait_state w = { .name = name };
 	struct imexctl_session s;
-	bool once = timeout_ms == 0, resend = false;
+	bool once = timeout_ms == 0, resend = false, checked = false;
+	uint32_t checked_gen = 0;
 	int64_t deadline;
 	int r;
 
-	imexctl_err_clear(ctx);
 	if (!imexctl_name_valid(name))
 		return imexctl_err(ctx, -EINVAL, "invalid domain name '%s'",
 				   name ? name : "");
@@ -146,7 +192,17 @@ IMEXCTL_API int imexctl_domain_wait(struct imexctl *ctx, const char *name,
 	r = send_get(ctx, &s, name);
 
 	while (r == 0) {
-		if (w.exists && satisfied(w.state, want)) {
+		if (w.exists && satisfied(w.state, want) && member &&
+		    (!checked || !w.have_gen || w.gen != checked_gen)) {
+			checked = true;
+			checked_gen = w.gen;
+			if (check_members(ctx, name, member)) {
+				if (state)
+					*state = (enum imexctl_domain_state)w.state;
+				break;
+			}
+		}
+		if (w.exists && satisfied(w.state, want) && !member) {
 			if (state)
 				*state = (enum imexctl_domain_state)w.state;
 			break;
@@ -176,6 +232,15 @@ IMEXCTL_API int imexctl_domain_wait(struct imexctl *ctx, const char *name,
 	}
 	imexctl_session_close(&s);
 	if (r == -ETIMEDOUT)
-		return timed_out(ctx, name, want, once ? 0 : timeout_ms);
+		return timed_out(ctx, name, want, member, once ? 0 : timeout_ms);
 	return r;
+}
+
+IMEXCTL_API int imexctl_domain_wait(struct imexctl *ctx, const char *name,
+				    enum imexctl_domain_state want,
+				    int timeout_ms,
+				    enum imexctl_domain_state *state)
+{
+	imexctl_err_clear(ctx);
+	return imexctl_wait_ready(ctx, name, want, NULL, timeout_ms, state);
 }

@@ -342,6 +342,25 @@ int imexctl_member_evict(struct imexctl *ctx, const char *domain,
 			 const char *member, int timeout_ms);
 
 /*
+ * Replace member @member of the domain by node @with in one change (a
+ * request): @member leaves, @with joins with the domain's channels, the
+ * other members keep theirs, their open fds and their imports.  Returns
+ * once the change is committed and the domain is READY on this node
+ * with @with listed and every member connected, all within @timeout_ms
+ * (< 0: the default request timeout).  Refused, with nothing changed:
+ * -EXDEV @with in another NVLink partition, -EADDRINUSE it holds one of
+ * the domain's channels for another domain, -EHOSTUNREACH it is not
+ * reachable, -ENOENT @member is not a member, -EEXIST @with is, -EINVAL
+ * @with is not in the group or is @member; the message says which and
+ * what to do.  -ETIMEDOUT: no outcome in time, or (the message starts
+ * "replaced member ...") committed but not READY in time, naming the
+ * members that are not connected and why.  Since version IMEXCTL_4.
+ */
+int imexctl_member_replace(struct imexctl *ctx, const char *domain,
+			   const char *member, const char *with,
+			   int timeout_ms);
+
+/*
  * Add node @name to this NVLink domain's group (a request, a Raft
  * membership change carried out by imexd), so domains may name it.  @addr
  * is "host[:port]" where the daemons reach it; NULL or "": the name.  The

@@ -21,6 +21,7 @@
 #                                 NAME; prints the list
 #   node.sh waits-to-join SECS    bounded wait until 'imexctl node list'
 #                                 says this node waits to be joined
+#   node.sh log-wait SECS TEXT    bounded wait for TEXT in imexd's log
 #   node.sh hold CHANNEL          keep the channel open (background)
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
 #   node.sh check-held CHANNEL DOMAIN  the fd 'hold' opened, itself (taken
@@ -125,6 +126,9 @@ voters)
 	;;
 waits-to-join)
 	wait_for "$1" sh -c "tools/imexctl/imexctl node list --state-dir '$IMEX_VM_OUT/state' | grep -q 'waits to be joined'"
+	;;
+log-wait)
+	wait_for "$1" grep -qF -- "$2" "$IMEX_VM_OUT/imexd.log"
 	;;
 hold)
 	setsid $CHANOPEN "$DEV/channel$1" hold > "$run/hold.$1" 2>&1 < /dev/null &

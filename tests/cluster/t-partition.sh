@@ -7,6 +7,10 @@
 # domain from their kernels, the new domain is on its members only, and
 # each kernel's definition is the same.  A node powered off while a domain
 # naming it is deleted drops that domain when it boots and its imexd starts.
+# Issue 16: 'domain replace' refuses a spare in another NVLink partition,
+# one holding a channel of the domain for another domain, and one powered
+# off, changing nothing; then swaps a powered-off member for a spare while
+# a survivor holds the domain's channel open.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/cluster/cluster.sh
 I=tools/imexctl/imexctl
@@ -45,6 +49,7 @@ same_def() {
 	[ "$first" != none ]
 }
 
+CLUSTER_FABRIC_UUID=$(echo "$CLUSTER_FABRIC" | sed -n 's/.*fabric_uuid=\([^ ]*\).*/\1/p')
 cluster_init 5 || exit 1
 node_boot 1 2 3 4 5 || exit 1
 for i in 1 2 3 4 5; do t_check "node$i: imexd attached" node_run $i $N start; done
@@ -99,5 +104,64 @@ t_check "node5: imexd attached after boot" node_run 5 $N start
 t_check "node5: big READY again" node_run 5 $N wait-state big ready 30
 t_check "node5: major dropped" node_run 5 $N wait-state major gone 5
 phase "power-off delete -> dropped on boot"
+
+# refused NODE TEXT CMD...: CMD exits 1 on NODE saying TEXT; big unchanged.
+refused() {
+	local i=$1 text=$2 out rc
+	shift 2
+	out=$(node_run "$i" "$@" 2>&1)
+	rc=$?
+	echo "$out"
+	[ "$rc" = 1 ] && echo "$out" | grep -qF -- "$text" &&
+		[ "$(node_run 3 $N def big)" = "$def0" ]
+}
+
+# big is node3-5.  node2 moves to NVLink partition 8; node1 holds big's
+# first channel in a domain of its own.
+def0=$(node_run 3 $N def big)
+ch=$(echo "$def0" | sed -n 's/.*channels=\([0-9]*\).*/\1/p')
+t_check "big holds a channel ($ch)" test -n "$ch"
+t_check "node3: holds big's channel $ch open" node_run 3 $N hold "$ch"
+t_check "node2: moved to NVLink partition 8" node_run 2 \
+	"$N stop && $I node set-fabric ${CLUSTER_FABRIC_UUID} 8 && $N start &&
+	 $N log-wait 30 'fabric identity (partition 8)'"
+t_check "replace refused: node2 is in another partition" \
+	refused 3 "node 'node2' is in NVLink partition 8, domain 'big' in partition 7" \
+	$I domain replace big node4 node2 --timeout 30
+t_check "node1: other holds channel $ch" \
+	node_run 1 $I domain create other --nodes node1 --channel "$ch" --timeout 30
+t_check "replace refused: node1 holds channel $ch for other" \
+	refused 3 "channel $ch is held on node 'node1' by domain 'other'" \
+	$I domain replace big node4 node1 --timeout 30
+# Powered off: refused once the node the request entered, or the leader,
+# sees it gone (a bounded number of tries: each one is refused either way,
+# for the partition until then).
+node_kill 2
+ok=
+for try in $(seq 1 40); do
+	if refused 3 "node 'node2' is unreachable" \
+		$I domain replace big node4 node2 --timeout 30; then
+		ok=1
+		break
+	fi
+done
+t_check "replace refused: node2 powered off (try $try)" test -n "$ok"
+phase "replace refusals"
+
+node_kill 4
+t_check "node3: big DEGRADED without node4" node_run 3 $N wait-state big degraded 30
+t_check "node1: other deleted" node_run 1 $I domain delete other --timeout 30
+out=$(node_run 3 $I domain replace big node4 node1 --timeout 90 2>&1)
+rc=$?
+echo "$out"
+t_check "replace node4 by node1: exit 0, READY" test "$rc" = 0
+t_check "replace said so" grep -q "replaced member node4 with node1 in domain big" <<< "$out"
+t_check "node3: the held fd of channel $ch still works" node_run 3 $N held "$ch"
+t_check "node1: big READY" node_run 1 $N wait-state big ready 30
+t_check "node1: opens channel $ch" node_run 1 "tests/kmod/chanopen /dev/imex-channels/channel$ch info"
+t_check "big: one definition on node1, node3, node5" same_def big 1 3 5
+t_check "big: node4 out, node1 in" \
+	node_run 5 "$N def big | grep -q 'member=node1' && ! $N def big | grep -q 'member=node4'"
+phase "replace a powered-off member"
 
 t_done

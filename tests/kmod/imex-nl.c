@@ -456,6 +456,8 @@ static void put_common(struct nl_msg *m, const struct kv *kv)
 	put_channels(m, kv);
 	if ((v = kv_get(kv, "member")))
 		nla_put_string(m, IMEX_A_MEMBER_NAME, v);
+	if ((v = kv_get(kv, "new")))
+		nla_put_string(m, IMEX_A_MEMBER_NEW_NAME, v);
 	if ((v = kv_get(kv, "addr")))
 		nla_put_string(m, IMEX_A_NODE_ADDR, v);
 	/* Export and import. */
@@ -1398,6 +1400,7 @@ static void usage(void)
 	      "  node-get | node-set [node=] [node_uuid=] [fabric=UUID:PART]\n"
 	      "  create name= members=N[@ADDR],... [count=] [channels=1,2-5] [uid= gid= mode=] [nowait=1]\n"
 	      "  delete name= | alloc name= count=|channels= | free name= channels= | evict name= member=\n"
+	      "  replace name= member= new=\n"
 	      "  node-join member= [addr=] | node-leave member=\n"
 	      "  domain name=|uuid= | domains | channel id= | channels [name=] | channel-set id= [uid= gid= mode=]\n"
 	      "  attach | detach | accept (EBADMSG if the upcall is malformed) | done req= status= [msg=]\n"
@@ -1433,6 +1436,8 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		return cmd_request(c, IMEX_CMD_CHANNEL_FREE, kv);
 	if (!strcmp(cmd, "evict"))
 		return cmd_request(c, IMEX_CMD_MEMBER_EVICT, kv);
+	if (!strcmp(cmd, "replace"))
+		return cmd_request(c, IMEX_CMD_MEMBER_REPLACE, kv);
 	if (!strcmp(cmd, "node-join"))
 		return cmd_request(c, IMEX_CMD_NODE_JOIN, kv);
 	if (!strcmp(cmd, "node-leave"))

@@ -106,6 +106,7 @@ struct def {
 	uint64_t gen;
 	bool found;
 	const char *evict;	/* a member to leave out, or NULL */
+	const char *add;	/* a member to add in its place, or NULL */
 	struct nl_msg *m;	/* the DOMAIN_SET: members go here */
 	struct chan *ch;	/* max_channels entries */
 	uint32_t n;
@@ -138,6 +139,12 @@ static int on_domain(struct nl_msg *msg, void *arg)
 		if (mt[IMEX_A_MEMBER_ADDR])
 			nla_put_string(d->m, IMEX_A_MEMBER_ADDR,
 				       nla_data(mt[IMEX_A_MEMBER_ADDR]));
+		nla_nest_end(d->m, ne);
+	}
+	if (d->add) {
+		struct nlattr *ne = nla_nest_start(d->m, i++);
+
+		nla_put_string(d->m, IMEX_A_MEMBER_ENTRY_NAME, d->add);
 		nla_nest_end(d->m, ne);
 	}
 	nla_nest_end(d->m, arr);
@@ -273,6 +280,7 @@ static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 	case IMEX_CMD_CHANNEL_ALLOC:
 	case IMEX_CMD_CHANNEL_FREE:
 	case IMEX_CMD_MEMBER_EVICT:
+	case IMEX_CMD_MEMBER_REPLACE:
 		break;
 	case IMEX_CMD_NODE_JOIN:
 	case IMEX_CMD_NODE_LEAVE:
@@ -298,8 +306,11 @@ static int serve_one(struct ctx *c, struct accepted *a, const char *crash)
 		err = add_request_channels(&d, tb, &n);
 	} else {
 		/* The definition the kernel holds, changed as asked. */
-		if (a->cmd == IMEX_CMD_MEMBER_EVICT)
+		if (a->cmd == IMEX_CMD_MEMBER_EVICT ||
+		    a->cmd == IMEX_CMD_MEMBER_REPLACE)
 			d.evict = nla_data(tb[IMEX_A_MEMBER_NAME]);
+		if (a->cmd == IMEX_CMD_MEMBER_REPLACE)
+			d.add = nla_data(tb[IMEX_A_MEMBER_NEW_NAME]);
 		q = msg_new(c, IMEX_CMD_DOMAIN_GET, 0);
 		nla_put_string(q, IMEX_A_DOMAIN_NAME, name);
 		err = transact(c, q, on_domain, &d);

@@ -101,7 +101,20 @@ free name=d1 channels=100
 !EINVAL evict name=d1 member=$NODE
 msg cannot evict itself
 !ENOENT evict name=d1 member=nosuch
-evict name=d1 member=peer2
+!EINVAL replace name=d1 member=peer2
+msg missing attribute
+!EINVAL replace name=d1 member=peer2 new=bad!name
+msg new member name
+!EINVAL replace name=d1 member=peer2 new=peer2
+msg the member it replaces
+!EEXIST replace name=d1 member=peer2 new=$NODE
+msg already a member
+!ENOENT replace name=d1 member=nosuch new=peer3
+msg not a member
+!EINVAL replace name=d1 member=$NODE new=peer3
+msg cannot replace itself
+replace name=d1 member=peer2 new=peer3
+evict name=d1 member=peer3
 node-join member=n9 addr=$(printf '%0255d' 0)
 node-join member=n9
 node-leave member=n9
@@ -147,6 +160,7 @@ channel id=10
 !EPERM alloc name=d1 count=1
 !EPERM free name=d1 channels=0
 !EPERM evict name=d1 member=x
+!EPERM replace name=d1 member=x new=y
 !EPERM node-join member=x
 !EPERM node-leave member=x
 !EPERM channel-set id=10 mode=0666

@@ -726,6 +726,38 @@ static void test_exporter_restarted(void **state)
 	import_sent(t, t->a, 6, 2, "b");
 }
 
+/*
+ * b replaced in domain one (a replace committed): our imports from b
+ * through one only are revoked; an import waiting on b, b's connection and
+ * everything else stay.
+ */
+static void test_member_replaced(void **state)
+{
+	struct tb *t = *state;
+	const struct imexd_def *one_def = imexd_fsm_domain(t->fsm, "one");
+	uint8_t ub[16];
+	struct got *e;
+
+	node_uuid(ub, "b");
+	import_sent(t, t->a, 0, 1, "c");
+	imexd_broker_member_gone(t->a, 5, "b", one_def, t->fsm);
+	drain(t->a);
+	e = one(IMEXD_BROKER_REVOKE);
+	assert_memory_equal(e->a.node_uuid, ub, 16);
+	assert_false(e->a.has_handle);
+	assert_true(e->a.has_domain);
+	assert_memory_equal(e->a.domain_uuid, DOM1, 16);
+	assert_int_equal(e->a.reason, IMEX_REVOKE_NODE_LOST);
+	assert_int_equal(count(IMEXD_BROKER_DONE), 0);
+	assert_int_equal(imexd_broker_deadline(t->a),
+			 IMEX_IMPORT_TIMEOUT_MAX_MS);
+	/* A node the table never had, or no domain: nothing. */
+	imexd_broker_member_gone(t->a, 6, "zz", one_def, t->fsm);
+	imexd_broker_member_gone(t->a, 6, "b", NULL, t->fsm);
+	drain(t->a);
+	assert_int_equal(count(IMEXD_BROKER_REVOKE), 0);
+}
+
 static void test_revoke_held_flushed_dropped(void **state)
 {
 	struct tb *t = *state;
@@ -1186,6 +1218,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timeout, tb_setup,
 						tb_teardown),
 		cmocka_unit_test_setup_teardown(test_exporter_lost, tb_setup,
+						tb_teardown),
+		cmocka_unit_test_setup_teardown(test_member_replaced, tb_setup,
 						tb_teardown),
 		cmocka_unit_test_setup_teardown(test_exporter_restarted,
 						tb_setup, tb_teardown),

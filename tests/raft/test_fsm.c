@@ -232,6 +232,17 @@ static struct imexd_cmd evict_cmd(const char *name, const char *member)
 	return c;
 }
 
+static struct imexd_cmd replace_cmd(const char *name, const char *member,
+				     const char *with)
+{
+	struct imexd_cmd c = { .type = IMEXD_CMD_MEMBER_REPLACE };
+
+	snprintf(c.u.replace.name, sizeof(c.u.replace.name), "%s", name);
+	snprintf(c.u.replace.member, sizeof(c.u.replace.member), "%s", member);
+	snprintf(c.u.replace.with, sizeof(c.u.replace.with), "%s", with);
+	return c;
+}
+
 struct blob {
 	uint8_t *p;
 	size_t n;
@@ -361,12 +372,14 @@ static struct imexd_cmd sample(unsigned int i)
 		return alloc_cmd("job.42", 9, NULL, 0);
 	case 6:
 		return free_cmd("job.42", ids, 5);
-	default:
+	case 7:
 		return evict_cmd("job.42", "b");
+	default:
+		return replace_cmd("job.42", "b", "spare-1");
 	}
 }
 
-#define NSAMPLES 8
+#define NSAMPLES 9
 
 static struct blob encode(const struct imexd_cmd *c)
 {
@@ -394,6 +407,11 @@ static void test_codec_round_trip(void **state)
 		assert_string_not_equal(imexd_cmd_type_name(d.type), "UNKNOWN");
 		b = encode(&d);
 		assert_same(a, b);
+		if (c.type == IMEXD_CMD_MEMBER_REPLACE) {
+			assert_string_equal(d.u.replace.name, "job.42");
+			assert_string_equal(d.u.replace.member, "b");
+			assert_string_equal(d.u.replace.with, "spare-1");
+		}
 		if (c.type == IMEXD_CMD_DOMAIN_CREATE) {
 			assert_int_equal(d.u.create.nmembers, c.u.create.nmembers);
 			assert_string_equal(d.u.create.members[2 % d.u.create.nmembers].addr,
@@ -481,6 +499,12 @@ static void test_codec_refuses_bad_fields(void **state)
 	both_refuse(&c, "domain name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
 	c = evict_cmd("ok", "b c");
 	both_refuse(&c, "member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
+	c = replace_cmd("ok", "", "b");
+	both_refuse(&c, "member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
+	c = replace_cmd("ok", "a", ".b");
+	both_refuse(&c, "new member name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
+	c = replace_cmd("-ok", "a", "b");
+	both_refuse(&c, "domain name is not [A-Za-z0-9][A-Za-z0-9_.-]*");
 	c = node_cmd("n", FAB1, 0, 16);
 	memset(c.u.node_set.uuid, 0, 16);
 	both_refuse(&c, "node UUID is all-zero");
@@ -525,6 +549,24 @@ static void test_codec_refuses_bad_fields(void **state)
 	assert_int_equal(imexd_cmd_decode(a.p, a.n, &d, NULL), -EBADMSG);
 	free(a.p);
 	imexd_cmd_free(&c);
+
+	/* A replace's third name made invalid, empty, or its length past the end. */
+	c = replace_cmd("dom", "old", "new");
+	a = encode(&c);
+	at = 2 + 1 + 3 + 1 + 3 + 1;	/* ..., "old", the first byte of "new" */
+	a.p[at] = '-';
+	assert_int_equal(imexd_cmd_decode(a.p, a.n, &d, NULL), -EBADMSG);
+	a.p[at] = 'n';
+	a.p[at - 1] = 0;		/* "" then 3 bytes left over */
+	assert_int_equal(imexd_cmd_decode(a.p, a.n, &d, NULL), -EBADMSG);
+	a.p[at - 1] = 4;		/* one byte more than there is */
+	assert_int_equal(imexd_cmd_decode(a.p, a.n, &d, NULL), -EBADMSG);
+	a.p[at - 1] = 3;
+	assert_int_equal(imexd_cmd_decode(a.p, a.n, &d, NULL), 0);
+	assert_string_equal(d.u.replace.with, "new");
+	free(a.p);
+	imexd_cmd_free(&c);
+	imexd_cmd_free(&d);
 }
 
 static void test_codec_bounds(void **state)
@@ -1035,6 +1077,103 @@ static void test_evict(void **state)
 		"'a' is the last member of domain 'd1': delete the domain instead");
 }
 
+/*
+ * b leaves d1 and e takes its place, position and channels; a and c keep
+ * theirs.  Every refusal changes nothing and says why.
+ */
+static void test_replace(void **state)
+{
+	struct tf *t = *state;
+	struct imexd_fsm_result r;
+	struct imexd_cmd c;
+	const struct imexd_def *d;
+	size_t pos = 0;
+
+	cluster(t);
+	ok(t, node_cmd("e", FAB1, 0, 16));
+	ok(t, node_cmd("p1", FAB1, 1, 16));
+	ok(t, node_cmd("small", FAB1, 0, 4));
+	ok(t, node_cmd("gone", FAB1, 0, 16));
+	ok(t, (struct imexd_cmd){ .type = IMEXD_CMD_NODE_LEAVE,
+				  .u.node.name = "gone" });
+	create_ok(t, create_cmd("d1", 1, "a,b,c", 0, (const uint32_t[]){ 4, 6 }, 2), "4,6");
+	create_ok(t, create_cmd("d2", 2, "d", 0, (const uint32_t[]){ 6 }, 1), "6");
+
+	refused(t, replace_cmd("nope", "b", "e"), ENOENT, "no domain 'nope'");
+	refused(t, replace_cmd("d1", "b", "b"), EINVAL,
+		"'b' cannot replace itself in domain 'd1'");
+	refused(t, replace_cmd("d1", "q", "e"), ENOENT,
+		"'q' is not a member of domain 'd1'");
+	refused(t, replace_cmd("d1", "b", "c"), EEXIST,
+		"'c' is a member of domain 'd1' already");
+	refused(t, replace_cmd("d1", "q", "c"), ENOENT,
+		"'q' is not a member of domain 'd1' and 'c' is: replaced already?");
+	refused(t, replace_cmd("d1", "b", "w"), EINVAL,
+		"node 'w' is not in the group");
+	refused(t, replace_cmd("d1", "b", "gone"), EHOSTUNREACH,
+		"node 'gone' is leaving the NVLink domain");
+	refused(t, replace_cmd("d1", "b", "z"), EXDEV,
+		"node 'z' has no fabric identity");
+	refused(t, replace_cmd("d1", "b", "x"), EXDEV,
+		"node 'x' is in another NVLink domain (fabric UUID) than domain 'd1'");
+	refused(t, replace_cmd("d1", "b", "p1"), EXDEV,
+		"node 'p1' is in NVLink partition 1, domain 'd1' in partition 0: pick a spare of partition 0");
+	refused(t, replace_cmd("d1", "b", "d"), EADDRINUSE,
+		"channel 6 is held on node 'd' by domain 'd2': free it there, or pick another spare");
+	refused(t, replace_cmd("d1", "b", "small"), ERANGE,
+		"channel 4 of domain 'd1' is out of range on node 'small' (max_channels=4)");
+
+	c = replace_cmd("d1", "b", "e");
+	apply(t, &c, &r);
+	assert_int_equal(r.error, 0);
+	assert_int_equal(r.def.nmembers, 3);
+	assert_string_equal(r.def.members[0].name, "a");
+	assert_string_equal(r.def.members[1].name, "e");
+	assert_string_equal(r.def.members[2].name, "c");
+	assert_string_equal(r.def.members[1].addr, "");
+	assert_string_equal(r.def.members[2].addr, "c:1");
+	assert_int_equal(r.def.generation, t->index);
+	assert_int_equal(r.nids, 0);
+	assert_channels(&r.def, "4,6");
+	d = imexd_fsm_domain(t->fsm, "d1");
+	assert_true(imexd_def_equal(&r.def, d));
+	assert_int_equal(d->channels[0].uid, 1000);
+	assert_int_equal(d->channels[0].mode, 0660);
+	imexd_fsm_result_free(&r);
+	assert_null(imexd_fsm_domain_of(t->fsm, "b", &pos));
+	pos = 0;
+	assert_ptr_equal(imexd_fsm_domain_of(t->fsm, "e", &pos), d);
+	/* Done once: the same request again finds b gone and e there. */
+	refused(t, replace_cmd("d1", "b", "e"), ENOENT, "replaced already?");
+	/* b's channels are free there; e's are held by d1. */
+	ok(t, create_cmd("d3", 3, "b", 0, (const uint32_t[]){ 4 }, 1));
+	refused(t, create_cmd("d4", 4, "e", 0, (const uint32_t[]){ 4 }, 1),
+		EADDRINUSE, "channel 4 belongs to domain 'd1' on node 'e'");
+	/* A one-member domain's member can be replaced too. */
+	ok(t, replace_cmd("d2", "d", "b"));
+	refused(t, replace_cmd("d1", "a", "b"), EADDRINUSE,
+		"channel 6 is held on node 'b' by domain 'd2'");
+}
+
+/* A node holding IMEX_DOMAINS_MAX domains takes no place in another. */
+static void test_replace_domains_per_node_bound(void **state)
+{
+	struct tf *t = *state;
+	char name[16];
+	unsigned int i;
+
+	cluster(t);
+	ok(t, create_cmd("big", 1, "a,b", 1, NULL, 0));
+	for (i = 0; i < IMEX_DOMAINS_MAX; i++) {
+		snprintf(name, sizeof(name), "c%u", i);
+		ok(t, create_cmd(name, 10 + i, "c", 0, NULL, 0));
+	}
+	refused(t, replace_cmd("big", "b", "c"), ENOSPC,
+		"node 'c' already holds 256 domains, the most it may");
+	ok(t, delete_cmd("c0"));
+	ok(t, replace_cmd("big", "b", "c"));
+}
+
 static void test_delete(void **state)
 {
 	struct tf *t = *state;
@@ -1154,6 +1293,39 @@ static void test_messages_fit_longest_names(void **state)
 		 n1, d1);
 	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
 	refused(t, node_cmd(n1, FAB2, 0, IMEX_CHANNELS_MAX), EBUSY, want);
+	snprintf(want, sizeof(want),
+		 "'%s' is not a member of domain '%s' and '%s' is: replaced already?",
+		 n3, d1, n2);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
+	refused(t, replace_cmd(d1, n3, n2), ENOENT, want);
+	snprintf(want, sizeof(want),
+		 "node '%s' is in another NVLink domain (fabric UUID) than domain '%s': pick a spare of its fabric",
+		 n3, d1);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
+	refused(t, replace_cmd(d1, n2, n3), EXDEV, want);
+	ok(t, create_cmd(d2, 2, n3, 0, (const uint32_t[]){ IMEX_CHANNELS_MAX - 1 }, 1));
+	snprintf(want, sizeof(want),
+		 "channel %u is held on node '%s' by domain '%s': free it there, or pick another spare",
+		 IMEX_CHANNELS_MAX - 1, n2, d1);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
+	refused(t, replace_cmd(d2, n3, n2), EXDEV, "another NVLink domain");
+	snprintf(want, sizeof(want),
+		 "channel %u of domain '%s' is out of range on node '%s' (max_channels=%u): pick another spare",
+		 IMEX_CHANNELS_MAX - 1, d1, n3, (unsigned int)IMEX_CHANNELS_MAX);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
+	snprintf(want, sizeof(want),
+		 "node '%s' is in NVLink partition %u, domain '%s' in partition %u: pick a spare of partition %u",
+		 n3, UINT32_MAX, d1, UINT32_MAX, UINT32_MAX);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
+	snprintf(want, sizeof(want),
+		 "'%s' cannot replace itself in domain '%s': name a spare as the new member",
+		 n1, d1);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
+	refused(t, replace_cmd(d1, n1, n1), EINVAL, want);
+	snprintf(want, sizeof(want),
+		 "node '%s' is not in the group: join it with 'imexctl node join' and check that imexd runs there",
+		 n1);
+	assert_true(strlen(want) < IMEXD_MESSAGE_MAX);
 	snprintf(want, sizeof(want),
 		 "%u channels asked for, but only %u are free on every member of domain '%s'",
 		 (unsigned int)IMEX_CHANNEL_IDS_MAX,
@@ -1602,6 +1774,12 @@ static struct imexd_cmd random_cmd(const struct imexd_fsm *fsm, unsigned int ste
 		snprintf(csv, sizeof(csv), "%s", d->members[rndn(d->nmembers)].name);
 	else
 		snprintf(csv, sizeof(csv), "n%u", rndn(RNODES));
+	if (w < 93) {
+		char with[8];
+
+		snprintf(with, sizeof(with), "n%u", rndn(RNODES));
+		return replace_cmd(name, csv, with);
+	}
 	return evict_cmd(name, csv);
 }
 
@@ -1681,12 +1859,13 @@ static void test_random_sequences_deterministic(void **state)
 		imexd_cmd_free(&cmd);
 	}
 	printf("random command sequences: %u steps, %u refused, applied: "
-	       "node_set %u create %u delete %u alloc %u free %u evict %u; "
+	       "node_set %u create %u delete %u alloc %u free %u evict %u "
+	       "replace %u; "
 	       "%zu domains at the end\n", steps, refusals,
 	       done[IMEXD_CMD_NODE_SET], done[IMEXD_CMD_DOMAIN_CREATE],
 	       done[IMEXD_CMD_DOMAIN_DELETE], done[IMEXD_CMD_CHANNEL_ALLOC],
 	       done[IMEXD_CMD_CHANNEL_FREE], done[IMEXD_CMD_MEMBER_EVICT],
-	       imexd_fsm_domain_count(a));
+	       done[IMEXD_CMD_MEMBER_REPLACE], imexd_fsm_domain_count(a));
 	if (steps >= 1000)
 		for (step = 1; step <= IMEXD_CMD_TYPE_MAX; step++)
 			assert_true(done[step] > 0);
@@ -1763,6 +1942,8 @@ static void test_out_of_memory_changes_nothing(void **state)
 	apply_under_oom(&t, &ref, alloc_cmd("k1", 0, (const uint32_t[]){ 15 }, 1));
 	apply_under_oom(&t, &ref, alloc_cmd("k1", 0, (const uint32_t[]){ 9 }, 1));
 	apply_under_oom(&t, &ref, free_cmd("k1", (const uint32_t[]){ 15 }, 1));
+	apply_under_oom(&t, &ref, replace_cmd("k1", "new", "d"));
+	apply_under_oom(&t, &ref, replace_cmd("k1", "d", "new"));
 	apply_under_oom(&t, &ref, evict_cmd("k1", "new"));
 	apply_under_oom(&t, &ref, delete_cmd("k2"));
 
@@ -1840,6 +2021,9 @@ int main(void)
 						tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_and_free, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_evict, tf_setup, tf_teardown),
+		cmocka_unit_test_setup_teardown(test_replace, tf_setup, tf_teardown),
+		cmocka_unit_test_setup_teardown(test_replace_domains_per_node_bound,
+						tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_delete, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_queries, tf_setup, tf_teardown),
 		cmocka_unit_test_setup_teardown(test_index_must_increase,

@@ -32,6 +32,7 @@ struct fix {
 	/* order seen: first index of each action type after the request */
 	int seq, status_at, done_at, done_error;
 	unsigned ndone, nbusy, nunreach;	/* answers: all, EBUSY, EHOSTUNREACH */
+	char done_text[512];		/* the last answer's */
 };
 
 /* Drain; a KERNEL_SET is answered at once with the kernel holding it. */
@@ -69,6 +70,8 @@ static void drain(struct fix *f)
 				printf("# done %d: %s\n", a.error, a.text);
 			f->done_at = f->seq;
 			f->done_error = a.error;
+			snprintf(f->done_text, sizeof(f->done_text), "%s",
+				 a.text ? a.text : "");
 			f->ndone++;
 			f->nbusy += a.error == EBUSY;
 			f->nunreach += a.error == EHOSTUNREACH;
@@ -284,6 +287,36 @@ static void members_outside(void **state)
 	stop_node(&f);
 }
 
+/*
+ * A replace's new member is checked where the request enters, before
+ * anything is proposed: not in the group (EINVAL), or in it but never
+ * connected here (EHOSTUNREACH, saying for how long); no leader needed.
+ */
+static void replace_spare_checked_here(void **state)
+{
+	static const struct imexd_roster_node roster[] = { { "a", "" }, { "b", "" } };
+	struct imexd_request r = { .req_id = 5, .cmd = IMEX_CMD_MEMBER_REPLACE,
+				   .name = "d1", .member = "c", .with = "zz" };
+	struct fix f = { 0 };
+
+	(void)state;
+	start_node(&f, "a", roster, 2);
+	imexd_node_request(f.n, f.now, &r);
+	drain(&f);
+	assert_int_equal(f.ndone, 1);
+	assert_int_equal(f.done_error, EINVAL);
+	assert_string_equal(f.done_text,
+			    "node 'zz' is not in the group: join it with 'imexctl node join zz' first");
+	snprintf(r.with, sizeof(r.with), "b");
+	imexd_node_request(f.n, f.now, &r);
+	drain(&f);
+	assert_int_equal(f.ndone, 2);
+	assert_int_equal(f.done_error, EHOSTUNREACH);
+	assert_string_equal(f.done_text,
+			    "node 'b' is unreachable: not connected since imexd started here 5 s ago; power it on or check imexd there");
+	stop_node(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +325,7 @@ int main(void)
 		cmocka_unit_test(members_alone),
 		cmocka_unit_test(members_roster),
 		cmocka_unit_test(members_outside),
+		cmocka_unit_test(replace_spare_checked_here),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

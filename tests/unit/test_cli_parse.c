@@ -118,6 +118,7 @@ static void test_help_on_every_level_exits_0(void **state)
 		{ "node", "join" }, { "node", "leave" }, { "node", "list" },
 		{ "domain", "create" }, { "domain", "delete" }, { "domain", "list" },
 		{ "domain", "show" }, { "domain", "wait" }, { "domain", "evict" },
+		{ "domain", "replace" },
 		{ "channel", "list" }, { "channel", "set" }, { "channel", "alloc" },
 		{ "channel", "free" }, { "cdi", "generate" }, { "cdi", "remove" },
 		{ "cdi", "list" }, { "tls", "init-ca" }, { "tls", "issue" },
@@ -186,6 +187,9 @@ static void test_bad_names_are_usage_errors(void **state)
 	USAGE("domain", "delete", "é");
 	USAGE("domain", "wait", ".hidden");
 	USAGE("domain", "evict", "j", "bad!member");
+	USAGE("domain", "replace", "j", "bad!member", "n2");
+	USAGE("domain", "replace", "j", "n1", "bad!new");
+	USAGE("domain", "replace", "bad!j", "n1", "n2");
 	USAGE("channel", "list", "--domain", "a b");
 	USAGE("channel", "set", "/3", "--mode", "600");
 	USAGE("channel", "alloc", "--domain", "-x");
@@ -266,6 +270,11 @@ static void test_missing_arguments_are_usage_errors(void **state)
 	USAGE("domain", "wait", "j", "--state");
 	USAGE("domain", "wait", "j", "--state", "up");
 	USAGE("domain", "evict", "j");
+	USAGE("domain", "replace", "j");
+	USAGE("domain", "replace", "j", "n1");
+	USAGE("domain", "replace", "j", "n1", "n2", "n3");
+	USAGE("domain", "replace", "j", "n1", "n1");
+	USAGE("domain", "replace", "j", "n1", "n2", "--timeout", "0");
 	USAGE("node", "join");
 	USAGE("node", "join", "n2", "n3");
 	USAGE("node", "leave");
@@ -373,6 +382,25 @@ static void test_defaults_are_filled_in(void **state)
 	assert_int_equal(channel_alloc_parse(3, alloc, &al), 0);
 	assert_int_equal(al.count, 1);
 	free(al.ids.v);
+}
+
+static void test_domain_replace_parse(void **state)
+{
+	char *full[] = { "replace", "job7", "n3", "spare1", "--timeout", "30", "--json", NULL };
+	char *plain[] = { "replace", "job7", "n3", "spare1", NULL };
+	struct domain_replace_args r = { 0 };
+
+	(void)state;
+	assert_int_equal(domain_replace_parse(7, full, &r), 0);
+	assert_string_equal(r.name, "job7");
+	assert_string_equal(r.member, "n3");
+	assert_string_equal(r.with, "spare1");
+	assert_int_equal(r.timeout_ms, 30000);
+	assert_true(r.json);
+	r = (struct domain_replace_args){ 0 };
+	assert_int_equal(domain_replace_parse(4, plain, &r), 0);
+	assert_int_equal(r.timeout_ms, CLI_REQUEST_TIMEOUT_S * 1000);
+	assert_false(r.json);
 }
 
 static void test_node_join_and_leave_parse(void **state)
@@ -951,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_are_filled_in),
 		cmocka_unit_test(test_reasons_escaped_for_terminals),
 		cmocka_unit_test(test_node_join_and_leave_parse),
+		cmocka_unit_test(test_domain_replace_parse),
 		cmocka_unit_test(test_monitor_parse),
 		cmocka_unit_test(test_node_list_parse),
 		cmocka_unit_test(test_node_status_parse),

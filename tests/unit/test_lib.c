@@ -71,6 +71,7 @@ static void test_everything_fails_cleanly_when_the_module_is_not_loaded(void **s
 	assert_int_equal(imexctl_domain_create(ctx, &spec, 1000), -ENODEV);
 	assert_int_equal(imexctl_domain_delete(ctx, "j", 1000), -ENODEV);
 	assert_int_equal(imexctl_member_evict(ctx, "j", "a", 1000), -ENODEV);
+	assert_int_equal(imexctl_member_replace(ctx, "j", "a", "b", 1000), -ENODEV);
 	assert_int_equal(imexctl_node_join(ctx, "n2", "h2:7777", 1000), -ENODEV);
 	assert_int_equal(imexctl_node_leave(ctx, "n2", 1000), -ENODEV);
 	assert_int_equal(imexctl_domain_wait(ctx, "j", IMEXCTL_DOMAIN_READY, 1000, NULL), -ENODEV);
@@ -148,6 +149,11 @@ static void test_requests_are_checked_before_anything_is_sent(void **state)
 	assert_int_equal(imexctl_domain_get(ctx, "a b", &d), -EINVAL);
 	assert_int_equal(imexctl_domain_delete(ctx, NULL, 0), -EINVAL);
 	assert_int_equal(imexctl_member_evict(ctx, "j", "", 0), -EINVAL);
+	assert_int_equal(imexctl_member_replace(ctx, "j", "a", "b c", 0), -EINVAL);
+	ASSERT_MSG(ctx, "invalid new member name 'b c'");
+	assert_int_equal(imexctl_member_replace(ctx, "j", NULL, "b", 0), -EINVAL);
+	ASSERT_MSG(ctx, "invalid member name ''");
+	assert_int_equal(imexctl_member_replace(ctx, "-j", "a", "b", 0), -EINVAL);
 	assert_int_equal(imexctl_node_join(ctx, "", NULL, 0), -EINVAL);
 	ASSERT_MSG(ctx, "invalid node name ''");
 	assert_int_equal(imexctl_node_join(ctx, "n/2", "h2", 0), -EINVAL);

@@ -113,6 +113,14 @@ struct domain_evict_args {
 	bool json;
 };
 
+struct domain_replace_args {
+	const char *name;
+	const char *member;
+	const char *with;
+	int timeout_ms;
+	bool json;
+};
+
 struct domain_list_args {
 	bool json;
 };
@@ -192,6 +200,7 @@ int domain_show_parse(int argc, char **argv, struct domain_name_args *a);
 int domain_list_parse(int argc, char **argv, struct domain_list_args *a);
 int domain_wait_parse(int argc, char **argv, struct domain_wait_args *a);
 int domain_evict_parse(int argc, char **argv, struct domain_evict_args *a);
+int domain_replace_parse(int argc, char **argv, struct domain_replace_args *a);
 int channel_list_parse(int argc, char **argv, struct channel_list_args *a);
 int channel_set_parse(int argc, char **argv, struct channel_set_args *a);
 int channel_alloc_parse(int argc, char **argv, struct channel_alloc_args *a);

@@ -18,7 +18,7 @@
 static const struct cli_cmd objects[] = {
 	{ "module", cmd_module, "load|unload|status ...", "load, unload and describe the imex kernel module" },
 	{ "node", cmd_node, "show|set-fabric|set-name|join|leave ...", "this node's identity, fabric and group" },
-	{ "domain", cmd_domain, "create|delete|list|show|wait|evict ...", "IMEX domains and their members" },
+	{ "domain", cmd_domain, "create|delete|list|show|wait|evict|replace ...", "IMEX domains and their members" },
 	{ "channel", cmd_channel, "list|set|alloc|free ...", "channels granted to domains" },
 	{ "cdi", cmd_cdi, "generate|remove|list ...", "Container Device Interface specs for channels" },
 	{ "tls", cmd_tls, "init-ca|issue ...", "a cluster CA and node certificates for imexd's TLS" },

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* imexctl domain create|delete|list|show|wait|evict */
+/* imexctl domain create|delete|list|show|wait|evict|replace */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +50,16 @@ static const char evict_help[] =
 	"Remove member MEMBER (a node that is gone for good) from a domain on the\n"
 	"remaining members, so that changes to the domain can proceed.\n\n"
 	"  --timeout SEC  give up after SEC seconds (default 125)\n";
+static const char replace_synopsis[] = "NAME OLD NEW [--timeout SEC]";
+static const char replace_help[] =
+	"Replace member OLD of a domain (a lost node) by NEW, a node of the group\n"
+	"that is not a member, in one change: OLD leaves, NEW is granted the\n"
+	"domain's channels, the other members keep theirs, their open file\n"
+	"descriptors and the imports between them. Then wait until the domain is\n"
+	"READY with NEW connected. Refused, with nothing changed, when NEW is in\n"
+	"another NVLink partition, holds one of the domain's channels for another\n"
+	"domain, or is unreachable. Run it on a member other than OLD.\n\n"
+	"  --timeout SEC  give up after SEC seconds in all (default 125)\n";
 
 static int64_t now_ms(void)
 {
@@ -469,6 +479,64 @@ static int domain_evict(struct cli *cli, int argc, char **argv)
 	return a.json ? report_domain(cli, a.name, true, "") : EXIT_OK;
 }
 
+int domain_replace_parse(int argc, char **argv, struct domain_replace_args *a)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		CLI_COMMON_OPTS,
+		{ 0 }
+	};
+	struct cli_opts o = CLI_OPTS("domain replace", replace_synopsis, replace_help, opts,
+				     argc, argv, &a->json);
+	static const char *const missing[] = { "domain NAME", "OLD member", "NEW member" };
+	const char *why = NULL;
+	char **pos;
+	int c, n;
+
+	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
+	while ((c = cli_next_opt(&o)) > 0) {
+		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
+			return cli_bad_value(&o, "--timeout", optarg, why);
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	n = cli_positional(&o, &pos);
+	if (n < 3)
+		return cli_usage_error(o.cmd, o.synopsis, "missing %s", missing[n]);
+	if (n > 3)
+		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[3]);
+	if (parse_name(pos[0], &why) < 0)
+		return cli_bad_value(&o, "domain name", pos[0], why);
+	if (parse_name(pos[1], &why) < 0)
+		return cli_bad_value(&o, "member name", pos[1], why);
+	if (parse_name(pos[2], &why) < 0)
+		return cli_bad_value(&o, "new member name", pos[2], why);
+	if (!strcmp(pos[1], pos[2]))
+		return cli_usage_error(o.cmd, o.synopsis,
+				       "OLD and NEW are both '%s': NEW is the node that takes OLD's place",
+				       pos[1]);
+	a->name = pos[0];
+	a->member = pos[1];
+	a->with = pos[2];
+	return 0;
+}
+
+static int domain_replace(struct cli *cli, int argc, char **argv)
+{
+	struct domain_replace_args a = { .json = cli->json };
+	int r = domain_replace_parse(argc, argv, &a);
+
+	if (r)
+		return r == CLI_HELP ? EXIT_OK : r;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	if (imexctl_member_replace(cli->ctx, a.name, a.member, a.with, a.timeout_ms) < 0)
+		return cli_lib_fail(cli);
+	if (!a.json)
+		printf("replaced member %s with %s in domain %s\n", a.member, a.with, a.name);
+	return report_domain(cli, a.name, a.json, "ready:");
+}
+
 static const struct cli_cmd verbs[] = {
 	{ "create", domain_create, create_synopsis, "create a domain and wait until it is ready" },
 	{ "delete", domain_delete, name_synopsis, "delete a domain on every member" },
@@ -476,6 +544,8 @@ static const struct cli_cmd verbs[] = {
 	{ "show", domain_show, "NAME", "members, their states and the connectivity matrix" },
 	{ "wait", domain_wait, wait_synopsis, "wait until a domain is ready (or degraded)" },
 	{ "evict", domain_evict, evict_synopsis, "remove a lost member from a domain" },
+	{ "replace", domain_replace, replace_synopsis,
+	  "swap a lost member for a spare, the others keeping their channels" },
 };
 
 int cmd_domain(struct cli *cli, int argc, char **argv)

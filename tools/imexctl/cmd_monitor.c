@@ -52,6 +52,7 @@ static const char *req_cmd_name(uint32_t cmd)
 	case IMEX_CMD_CHANNEL_ALLOC: return "channel-alloc";
 	case IMEX_CMD_CHANNEL_FREE: return "channel-free";
 	case IMEX_CMD_MEMBER_EVICT: return "member-evict";
+	case IMEX_CMD_MEMBER_REPLACE: return "member-replace";
 	case IMEX_CMD_NODE_JOIN: return "node-join";
 	case IMEX_CMD_NODE_LEAVE: return "node-leave";
 	default: return "other";

@@ -66,6 +66,11 @@
  *      -> IMEX_A_REQ_ID
  * IMEX_CMD_MEMBER_EVICT (admin): a request.  IMEX_A_DOMAIN_NAME,
  *      IMEX_A_MEMBER_NAME -> IMEX_A_REQ_ID
+ * IMEX_CMD_MEMBER_REPLACE (admin): a request.  IMEX_A_DOMAIN_NAME,
+ *      IMEX_A_MEMBER_NAME (the member that leaves, not this node),
+ *      IMEX_A_MEMBER_NEW_NAME (the node of the group that takes its place
+ *      and is granted the domain's channels) -> IMEX_A_REQ_ID.  One change:
+ *      the other members keep their channels, fds and imports.
  * IMEX_CMD_NODE_JOIN (admin): a request, naming no domain: add a node to
  *      this NVLink domain's group.  IMEX_A_MEMBER_NAME (the node), optional
  *      IMEX_A_NODE_ADDR ("host[:port]", < IMEX_ADDR_MAX; absent: the name)
@@ -337,6 +342,7 @@ enum imex_cmd {
 	IMEX_CMD_NODE_JOIN,
 	IMEX_CMD_NODE_LEAVE,
 	IMEX_CMD_IMPORTS_REVOKED,	/* notification */
+	IMEX_CMD_MEMBER_REPLACE,
 
 	__IMEX_CMD_MAX
 };
@@ -359,7 +365,7 @@ enum imex_attr {
 	IMEX_A_MEMBER_COUNT,		/* u32 */
 	IMEX_A_MEMBER_SELF,		/* u32 */
 	IMEX_A_MEMBERS,			/* nested array of enum imex_member_attr */
-	IMEX_A_MEMBER_NAME,		/* string (MEMBER_EVICT, NODE_JOIN/LEAVE) */
+	IMEX_A_MEMBER_NAME,		/* string (MEMBER_EVICT/REPLACE, NODE_JOIN/LEAVE) */
 	IMEX_A_CHANNEL_COUNT,		/* u32 */
 	IMEX_A_CHANNELS,		/* nested array of enum imex_channel_attr */
 	IMEX_A_CHANNEL_ID,		/* u32 */
@@ -388,6 +394,7 @@ enum imex_attr {
 	IMEX_A_NODE_ADDR,		/* string, "host[:port]" (NODE_JOIN) */
 	IMEX_A_DOMAIN_REASON,		/* string, why the domain is not READY */
 	IMEX_A_STATS,			/* nested, enum imex_stats_attr */
+	IMEX_A_MEMBER_NEW_NAME,		/* string (MEMBER_REPLACE: the new member) */
 
 	__IMEX_A_MAX
 };
