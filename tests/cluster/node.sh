@@ -22,7 +22,8 @@
 #   node.sh waits-to-join SECS    bounded wait until 'imexctl node list'
 #                                 says this node waits to be joined
 #   node.sh log-wait SECS TEXT    bounded wait for TEXT in imexd's log
-#   node.sh hold CHANNEL          keep the channel open (background)
+#   node.sh hold CHANNEL [SECS]   keep the channel open (background);
+#                                 waits SECS (default 5) for the open
 #   node.sh held CHANNEL          the held fd still works (info ioctl)
 #   node.sh check-held CHANNEL DOMAIN  the fd 'hold' opened, itself (taken
 #                                 from the holder with pidfd_getfd), still
@@ -132,7 +133,7 @@ log-wait)
 	;;
 hold)
 	setsid $CHANOPEN "$DEV/channel$1" hold > "$run/hold.$1" 2>&1 < /dev/null &
-	wait_for 5 grep -q '^open' "$run/hold.$1"
+	wait_for "${2:-5}" grep -q '^open' "$run/hold.$1"
 	;;
 held)
 	pid=$(pgrep -f "chanopen $DEV/channel$1 hold") || fail "channel $1 is not held"
