@@ -12,7 +12,7 @@ export PREFIX DESTDIR
 SUBDIRS_USER := libimexctl tools imexd contrib/slurm tests
 
 .PHONY: all deps kmod user check check-unit check-ops check-vm check-kernel2 bench demo docs install uninstall \
-	dkms-install dkms-uninstall clean lint fuzz check-debug check-debug-cluster
+	dkms-install dkms-uninstall clean lint fuzz check-debug check-debug-cluster check-rack
 
 all: kmod user
 
@@ -78,6 +78,12 @@ check-vm: kmod user
 
 check-kernel2: user
 	v=$$(tools/kver.sh $(KERNEL2)) && $(MAKE) check-vm KVER=$$v CLUSTER=no
+
+# The rack tier: 18 VMs on one switch (tests/cluster/t-rack.sh), outside
+# `make check` for its length; .ci/run runs it after `make check`.
+check-rack: kmod user
+	$(MAKE) -C bench all
+	$(MAKE) -C tests check-rack
 
 # The VM suite (check-debug: one node, plus the kernel-interface fuzzer;
 # check-debug-cluster: the multi-VM tests) on a debug kernel built from

@@ -306,7 +306,7 @@ int cmd_fsync(int argc, char **argv)
  */
 int cmd_create(int argc, char **argv)
 {
-	struct imexctl_member_spec m[16];
+	struct imexctl_member_spec m[64];
 	struct imexctl_domain_spec spec = { 0 };
 	struct imexctl *ctx;
 	char *names, *save = NULL, *tok;

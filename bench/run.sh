@@ -1,6 +1,7 @@
 #!/bin/bash
 # `make bench`: run every benchmark, print one table, write it as JSON.
 #   bench/run.sh [--quick] [--reps N] [--no-cluster] [--json FILE]
+# (--no-cluster leaves out the 3-VM, Slurm and 18-VM rack benchmarks.)
 # Every figure is a ratio against a baseline taken in the same run on the
 # same (virtual) machine: absolute times on shared, emulated machines mean
 # little.  Goals are printed, never asserted; the exit status is 1 only if
@@ -119,6 +120,16 @@ grep -s -e '^sample ' "$work/vm/raw.txt" >> "$raw"
 if [ "$cluster" = 1 ]; then
 	step "3 VMs: create, restart, import, imexd memory ($reps repetition(s))"
 	bench/cluster.sh "$reps" "$repo/$raw" >> "$log" 2>&1 || bad "the cluster benchmarks (see $log)"
+	# The rack tier itself (tests/cluster/t-rack.sh) with its bench rows:
+	# the rows need its state (18 nodes, its domains up, a replace), and
+	# one boot of 18 VMs is most of its time.
+	step "18 VMs (rack): create -> READY for 3..18, replace, leader RSS ($reps repetition(s))"
+	tests/cluster/t-rack.sh --bench "$repo/$raw" "$reps" >> "$log" 2>&1 ||
+		bad "the rack tier (see $log)"
+	for n in rack_create_3 rack_create_6 rack_create_12 rack_create_18 \
+		rack_create_18_over_3 rack_replace rack_imexd_rss; do
+		grep -q "^sample $n " "$raw" || echo "skip $n t-rack.sh --bench failed" >> "$raw"
+	done
 	step "3 VMs under Slurm: sbatch -> first task, with and without imex.so ($reps pair(s))"
 	make -s -C tests/unit vm-tools >> "$log" 2>&1 &&
 	tests/slurm/t-slurm.sh --bench "$repo/$raw" "$reps" >> "$log" 2>&1 ||
@@ -140,7 +151,8 @@ else
 	why="cluster not run ($([ "$quick" = 1 ] && echo quick mode || echo --no-cluster))"
 	for n in import_latency import_throughput domain_create imexctl_noop \
 		domain_create_net raft_fsync domain_create_net_fs daemon_restart imexd_rss \
-		slurm_job_start; do
+		rack_create_3 rack_create_6 rack_create_12 rack_create_18 \
+		rack_create_18_over_3 rack_replace rack_imexd_rss slurm_job_start; do
 		echo "skip $n $why" >> "$raw"
 	done
 fi

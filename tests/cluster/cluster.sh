@@ -7,10 +7,11 @@
 #
 #   cluster_init N          switch + per-node directories
 #   node_boot I...          boot nodes (in parallel) and wait for their
-#                           agents (bounded)
+#                           agents (one bound for all: NODE_BOOT_TIMEOUT
+#                           plus a quarter of it for each further node)
 #   node_run I CMD          run CMD (sh -c) in node I; prints its output,
 #                           returns its status; bounded by NODE_RUN_TIMEOUT
-#   node_kill I             power node I off at once (SIGKILL of its qemu)
+#   node_kill I...          power nodes off at once (SIGKILL of their qemu)
 #   node_halt I             stop node I's agent: a clean power-off
 #   cluster_fini            halt every node still up, stop the switch
 #   t_ok/t_fail/t_done      as tests/vm/lib.sh, on the host
@@ -19,7 +20,13 @@ CLUSTER_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 CLUSTER_FABRIC="fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7"
 # A slow (debug) kernel stretches every bound, as in the guest (run.sh).
 NODE_RUN_TIMEOUT=${NODE_RUN_TIMEOUT:-$((120 * ${IMEX_VM_TIMEOUT_SCALE:-1}))}
+# A boot's bound, for one node; node_boot gives each further node booting
+# at once a share of it (under emulation they share the host's CPUs).
 NODE_BOOT_TIMEOUT=${NODE_BOOT_TIMEOUT:-$((120 * ${IMEX_VM_TIMEOUT_SCALE:-1}))}
+# Guest memory (MiB) of each node.
+CLUSTER_MEM=${CLUSTER_MEM:-512}
+# A node's whole life, after which run.sh kills its VM (a hang's bound).
+CLUSTER_VM_TIMEOUT=${CLUSTER_VM_TIMEOUT:-1800}
 declare -A node_pid
 t_passed=0 t_failed=0
 
@@ -53,21 +60,22 @@ _wait_file() {
 }
 
 node_boot() {
-	local i out
+	local i out end
 	for i in "$@"; do
 		out=$cluster_dir/n$i
 		rm -rf "$out/rpc" "$out/qemu.pid"
 		echo 1 > "$out/k"
 		IMEX_VM_QEMU_ARGS="-pidfile $out/qemu.pid" \
-		"$CLUSTER_REPO/tests/vm/run.sh" --quiet --timeout 1800 --mem 512 \
+		"$CLUSTER_REPO/tests/vm/run.sh" --quiet --timeout "$CLUSTER_VM_TIMEOUT" --mem "$CLUSTER_MEM" \
 			--hostname "node$i" --vde "$cluster_dir/switch" --ip "192.0.2.$i/24" \
 			--module-args "$CLUSTER_FABRIC" --out "$out" \
 			-- sh tests/cluster/agent.sh > "$out/run.log" 2>&1 &
 		node_pid[$i]=$!
 	done
+	end=$(( $(date +%s) + NODE_BOOT_TIMEOUT * ($# + 3) / 4 ))
 	for i in "$@"; do
 		out=$cluster_dir/n$i
-		if ! _wait_file "$NODE_BOOT_TIMEOUT" "$out/rpc/ready"; then
+		if ! _wait_file $((end - $(date +%s))) "$out/rpc/ready"; then
 			echo "cluster: node$i did not come up: $(tail -5 "$out/run.log")" >&2
 			return 1
 		fi
@@ -91,10 +99,12 @@ node_run() {
 }
 
 node_kill() {
-	local out=$cluster_dir/n$1
-	kill -9 "$(cat "$out/qemu.pid")" 2>/dev/null
-	wait "${node_pid[$1]}" 2>/dev/null
-	unset "node_pid[$1]"
+	local i
+	for i in "$@"; do kill -9 "$(cat "$cluster_dir/n$i/qemu.pid")" 2>/dev/null; done
+	for i in "$@"; do
+		wait "${node_pid[$i]}" 2>/dev/null
+		unset "node_pid[$i]"
+	done
 }
 
 node_halt() {
@@ -107,10 +117,19 @@ node_halt() {
 	return $rc
 }
 
+# Every node is told first and then waited for: the power-offs overlap.
 cluster_fini() {
-	local i
+	local i k rpc rc
 	for i in "${!node_pid[@]}"; do
-		node_halt "$i" || echo "cluster: node$i ended with status $? (see $cluster_dir/n$i/run.log)" >&2
+		rpc=$cluster_dir/n$i/rpc
+		k=$(cat "$cluster_dir/n$i/k")
+		echo exit > "$rpc/cmd.$k.tmp" && mv "$rpc/cmd.$k.tmp" "$rpc/cmd.$k"
+	done
+	for i in "${!node_pid[@]}"; do
+		wait "${node_pid[$i]}"
+		rc=$?
+		unset "node_pid[$i]"
+		[ $rc = 0 ] || echo "cluster: node$i ended with status $rc (see $cluster_dir/n$i/run.log)" >&2
 	done
 	[ -f "$cluster_dir/switch.pid" ] && kill "$(cat "$cluster_dir/switch.pid")" 2>/dev/null
 	trap - EXIT

@@ -22,7 +22,10 @@
  * "import errno=NAME" (OK on success); "wait-file PATH" waits (at most 60 s)
  * until PATH exists, so a test can change the node under an open fd;
  * "reopen-until FILE" opens and closes PATH again and again (1 ms apart)
- * until FILE exists and prints "reopen n=N max_us=US", the slowest pair.
+ * until FILE exists and prints "reopen n=N max_us=US", the slowest pair;
+ * "fd-of PID FD" makes the following steps act on process PID's open
+ * descriptor FD (pidfd_getfd: the same open file, not a new open), so a
+ * test can check a channel fd another process has held all along.
  *
  * Fault injection (tests/kmod/t-faultinj.sh): "fail-nth N" arms
  * /proc/thread-self/fail-nth for the next step's ioctl and prints
@@ -39,6 +42,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <uuid/uuid.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +114,23 @@ static int unexport_one(int fd, const char *handle)
 	printf("unexport errno=%s\n", chan_ioctl(fd, IMEX_IOC_UNEXPORT, &h) ?
 	       strerrorname_np(errno) : "OK");
 	return 0;
+}
+
+/* PID's descriptor FD, duplicated into this process (same open file). */
+static int fd_of(const char *pid, const char *fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, atoi(pid), 0);
+	int dup;
+
+	if (pidfd < 0) {
+		printf("fd-of errno=%s\n", strerrorname_np(errno));
+		return -1;
+	}
+	dup = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(fd), 0);
+	if (dup < 0)
+		printf("fd-of errno=%s\n", strerrorname_np(errno));
+	close(pidfd);
+	return dup;
 }
 
 static int info(int fd)
@@ -447,6 +468,14 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "unexport") && i + 1 < argc) {
 			if (unexport_one(fd, argv[++i]))
 				return 1;
+		} else if (!strcmp(argv[i], "fd-of") && i + 2 < argc) {
+			int held = fd_of(argv[i + 1], argv[i + 2]);
+
+			if (held < 0)
+				return 1;
+			close(fd);
+			fd = held;
+			i += 2;
 		} else if (!strcmp(argv[i], "hold")) {
 			pause();
 		} else {

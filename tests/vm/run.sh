@@ -32,7 +32,8 @@ Runs COMMAND in a VM (cwd = repo, \$IMEX_VM_OUT = a dir shared with the host).
   --quiet             console only into console.log, not to stdout
 Environment: IMEX_VM_KERNEL (see --kernel), IMEX_VM_TIMEOUT_SCALE (multiplies
 --timeout, and the guest's wait_for deadlines as \$IMEX_TIMEOUT_SCALE: a slow
-debug kernel), IMEX_VM_APPEND (extra kernel arguments), IMEX_VM_QEMU_ARGS
+debug kernel), IMEX_VM_TB_MB (the emulator's translation cache, MiB: its
+host memory; default qemu's), IMEX_VM_APPEND (extra kernel arguments), IMEX_VM_QEMU_ARGS
 (extra qemu arguments, split on white space), for debugging.
 Exit status: COMMAND's status; 1 when the kernel log shows a problem
 (tests/vm/dmesg-patterns) or imex.ko does not unload afterwards; 2 for bad
@@ -195,7 +196,7 @@ append+=" imexvm.hostname=$hostname imexvm.module=$module"
 append+=${IMEX_VM_APPEND:+ $IMEX_VM_APPEND}
 
 # shellcheck disable=SC2054 # the commas belong to qemu options
-qemu=(qemu-system-x86_64 -accel tcg -nographic -nodefaults -no-user-config -no-reboot
+qemu=(qemu-system-x86_64 -accel "tcg${IMEX_VM_TB_MB:+,tb-size=$IMEX_VM_TB_MB}" -nographic -nodefaults -no-user-config -no-reboot
 	-m "$mem" -smp "$cpus" -kernel "$kernel" -initrd "$initrd" -append "$append"
 	-serial stdio
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
