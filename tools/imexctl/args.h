@@ -56,6 +56,14 @@ int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
 		      int (*check)(const char *s, const char **why),
 		      const char **value);
 
+/*
+ * A verb whose only option is --timeout SEC (default
+ * CLI_REQUEST_TIMEOUT_S): give it cli_timeout_longopts.  0 with its
+ * positional arguments in *@pos (*@n of them), EXIT_USAGE or CLI_HELP.
+ */
+extern const struct option cli_timeout_longopts[];
+int cli_timeout_parse(struct cli_opts *o, int *timeout_ms, char ***pos, int *n);
+
 struct module_load_args {
 	struct imexctl_module_params params;
 	bool json;

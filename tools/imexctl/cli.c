@@ -168,6 +168,30 @@ int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
 	return 0;
 }
 
+enum { OPT_TIMEOUT_ONLY = OPT_FIRST };
+
+const struct option cli_timeout_longopts[] = {
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT_ONLY },
+	CLI_COMMON_OPTS,
+	{ 0 }
+};
+
+int cli_timeout_parse(struct cli_opts *o, int *timeout_ms, char ***pos, int *n)
+{
+	const char *why = NULL;
+	int c;
+
+	*timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
+	while ((c = cli_next_opt(o)) > 0) {
+		if (c == OPT_TIMEOUT_ONLY && parse_timeout(optarg, 1, timeout_ms, &why) < 0)
+			return cli_bad_value(o, "--timeout", optarg, why);
+	}
+	if (c != OPT_END)
+		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	*n = cli_positional(o, pos);
+	return 0;
+}
+
 static void object_usage(FILE *f, const char *object, const struct cli_cmd *verbs,
 			 size_t n)
 {

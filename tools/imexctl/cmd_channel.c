@@ -285,27 +285,16 @@ out:
 
 int channel_free_parse(int argc, char **argv, struct channel_free_args *a)
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS("channel free", free_synopsis, free_help, opts, argc, argv,
-			      &a->json);
+	struct cli_opts o = CLI_OPTS("channel free", free_synopsis, free_help,
+				     cli_timeout_longopts, argc, argv, &a->json);
 	char domain[IMEXCTL_NAME_MAX];
 	const char *why = NULL;
 	uint32_t id;
 	char **pos;
-	int c, i, n;
+	int i, n, r = cli_timeout_parse(&o, &a->timeout_ms, &pos, &n);
 
-	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
-			return cli_bad_value(&o, "--timeout", optarg, why);
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
+	if (r)
+		return r;
 	if (n < 1)
 		return cli_usage_error(o.cmd, o.synopsis, "missing DOMAIN/ID");
 	for (i = 0; i < n; i++) {

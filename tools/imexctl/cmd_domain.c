@@ -428,38 +428,43 @@ static int domain_wait(struct cli *cli, int argc, char **argv)
 	return EXIT_OK;
 }
 
-int domain_evict_parse(int argc, char **argv, struct domain_evict_args *a)
+/* NAME and @nnames - 1 member names: evict and replace. */
+static int member_change_parse(struct cli_opts *o, int *timeout_ms, int nnames,
+			       const char *const *missing, const char *const *what,
+			       const char **names)
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS("domain evict", evict_synopsis, evict_help, opts, argc, argv,
-			      &a->json);
 	const char *why = NULL;
 	char **pos;
-	int c, n;
+	int i, n, r = cli_timeout_parse(o, timeout_ms, &pos, &n);
 
-	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
-			return cli_bad_value(&o, "--timeout", optarg, why);
+	if (r)
+		return r;
+	if (n < nnames)
+		return cli_usage_error(o->cmd, o->synopsis, "missing %s", missing[n]);
+	if (n > nnames)
+		return cli_usage_error(o->cmd, o->synopsis, "unexpected argument '%s'",
+				       pos[nnames]);
+	for (i = 0; i < nnames; i++) {
+		if (parse_name(pos[i], &why) < 0)
+			return cli_bad_value(o, what[i], pos[i], why);
+		names[i] = pos[i];
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 2)
-		return cli_usage_error(o.cmd, o.synopsis, "missing %s",
-				       n ? "MEMBER" : "domain NAME");
-	if (n > 2)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[2]);
-	if (parse_name(pos[0], &why) < 0)
-		return cli_bad_value(&o, "domain name", pos[0], why);
-	if (parse_name(pos[1], &why) < 0)
-		return cli_bad_value(&o, "member name", pos[1], why);
-	a->name = pos[0];
-	a->member = pos[1];
+	return 0;
+}
+
+int domain_evict_parse(int argc, char **argv, struct domain_evict_args *a)
+{
+	static const char *const missing[] = { "domain NAME", "MEMBER" };
+	static const char *const what[] = { "domain name", "member name" };
+	struct cli_opts o = CLI_OPTS("domain evict", evict_synopsis, evict_help,
+				     cli_timeout_longopts, argc, argv, &a->json);
+	const char *names[2] = { "", "" };
+	int r = member_change_parse(&o, &a->timeout_ms, 2, missing, what, names);
+
+	if (r)
+		return r;
+	a->name = names[0];
+	a->member = names[1];
 	return 0;
 }
 
@@ -481,43 +486,22 @@ static int domain_evict(struct cli *cli, int argc, char **argv)
 
 int domain_replace_parse(int argc, char **argv, struct domain_replace_args *a)
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS("domain replace", replace_synopsis, replace_help, opts,
-				     argc, argv, &a->json);
 	static const char *const missing[] = { "domain NAME", "OLD member", "NEW member" };
-	const char *why = NULL;
-	char **pos;
-	int c, n;
+	static const char *const what[] = { "domain name", "member name", "new member name" };
+	struct cli_opts o = CLI_OPTS("domain replace", replace_synopsis, replace_help,
+				     cli_timeout_longopts, argc, argv, &a->json);
+	const char *names[3] = { "", "", "" };
+	int r = member_change_parse(&o, &a->timeout_ms, 3, missing, what, names);
 
-	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
-			return cli_bad_value(&o, "--timeout", optarg, why);
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 3)
-		return cli_usage_error(o.cmd, o.synopsis, "missing %s", missing[n]);
-	if (n > 3)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[3]);
-	if (parse_name(pos[0], &why) < 0)
-		return cli_bad_value(&o, "domain name", pos[0], why);
-	if (parse_name(pos[1], &why) < 0)
-		return cli_bad_value(&o, "member name", pos[1], why);
-	if (parse_name(pos[2], &why) < 0)
-		return cli_bad_value(&o, "new member name", pos[2], why);
-	if (!strcmp(pos[1], pos[2]))
+	if (r)
+		return r;
+	if (!strcmp(names[1], names[2]))
 		return cli_usage_error(o.cmd, o.synopsis,
 				       "OLD and NEW are both '%s': NEW is the node that takes OLD's place",
-				       pos[1]);
-	a->name = pos[0];
-	a->member = pos[1];
-	a->with = pos[2];
+				       names[1]);
+	a->name = names[0];
+	a->member = names[1];
+	a->with = names[2];
 	return 0;
 }
 

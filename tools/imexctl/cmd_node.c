@@ -9,8 +9,6 @@
 #include "node_list.h"
 #include "node_status.h"
 
-enum { OPT_TIMEOUT = OPT_FIRST };
-
 static const char fabric_synopsis[] = "UUID PARTITION";
 static const char fabric_help[] =
 	"Set this node's NVLink fabric identity: the cluster UUID and partition\n"
@@ -38,24 +36,14 @@ static const char leave_help[] =
 static int node_member_parse(const char *cmd, const char *synopsis, const char *help,
 			     bool join, int argc, char **argv, struct node_member_args *a)
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		CLI_COMMON_OPTS,
-		{ 0 }
-	};
-	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, opts, argc, argv, &a->json);
+	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, cli_timeout_longopts, argc, argv,
+				     &a->json);
 	const char *why = NULL;
 	char **pos, *eq;
-	int c, n;
+	int n, r = cli_timeout_parse(&o, &a->timeout_ms, &pos, &n);
 
-	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
-	while ((c = cli_next_opt(&o)) > 0) {
-		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
-			return cli_bad_value(&o, "--timeout", optarg, why);
-	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
+	if (r)
+		return r;
 	if (n < 1)
 		return cli_usage_error(o.cmd, o.synopsis, "missing node NAME");
 	if (n > 1)
