@@ -499,6 +499,20 @@ static int node_set(struct imexd_fsm *fsm, const struct imexd_fsm_node *n,
 	return 0;
 }
 
+/* Refuse (true) a node that is leaving or has no fabric identity. */
+static bool node_unusable(const struct imexd_fsm_node *k,
+			  struct imexd_fsm_result *res)
+{
+	if (k->leaving)
+		refuse(res, EHOSTUNREACH,
+		       "node '%s' is leaving the NVLink domain", k->name);
+	else if (fsm_zero16(k->fabric_uuid))
+		refuse(res, EXDEV,
+		       "node '%s' has no fabric identity: set it there with 'imexctl node set-fabric'",
+		       k->name);
+	return res->error;
+}
+
 /* The members of a new domain: known, with one fabric. */
 static int check_new_members(const struct imexd_fsm *fsm,
 			     const struct imexd_member *m, uint16_t n,
@@ -514,14 +528,8 @@ static int check_new_members(const struct imexd_fsm *fsm,
 			return refuse(res, EHOSTUNREACH,
 				      "node '%s' has not joined the NVLink domain: check that imexd runs there",
 				      m[i].name);
-		if (k->leaving)
-			return refuse(res, EHOSTUNREACH,
-				      "node '%s' is leaving the NVLink domain",
-				      k->name);
-		if (fsm_zero16(k->fabric_uuid))
-			return refuse(res, EXDEV,
-				      "node '%s' has no fabric identity: set it there with 'imexctl node set-fabric'",
-				      k->name);
+		if (node_unusable(k, res))
+			return 0;
 		if (!first) {
 			first = k;
 		} else if (memcmp(k->fabric_uuid, first->fabric_uuid, 16) ||
@@ -767,13 +775,8 @@ static int check_spare(const struct imexd_fsm *fsm, const struct imexd_def *d,
 	size_t i, held = 0;
 	uint32_t c;
 
-	if (k->leaving)
-		return refuse(res, EHOSTUNREACH,
-			      "node '%s' is leaving the NVLink domain", k->name);
-	if (fsm_zero16(k->fabric_uuid))
-		return refuse(res, EXDEV,
-			      "node '%s' has no fabric identity: set it there with 'imexctl node set-fabric'",
-			      k->name);
+	if (node_unusable(k, res))
+		return 0;
 	if (memcmp(k->fabric_uuid, d->fabric_uuid, 16))
 		return refuse(res, EXDEV,
 			      "node '%s' is in another NVLink domain (fabric UUID) than domain '%s': pick a spare of its fabric",
