@@ -350,9 +350,11 @@ int imexctl_member_evict(struct imexctl *ctx, const char *domain,
  * (< 0: the default request timeout).  Refused, with nothing changed:
  * -EXDEV @with in another NVLink partition, -EADDRINUSE it holds one of
  * the domain's channels for another domain, -EHOSTUNREACH it is not
- * reachable, -ENOENT @member is not a member, -EEXIST @with is, -EINVAL
- * @with is not in the group or is @member; the message says which and
- * what to do.  -ETIMEDOUT: no outcome in time, or (the message starts
+ * reachable or is leaving the group, -ERANGE a channel of the domain is
+ * beyond its max_channels, -ENOSPC it holds the most domains a node may,
+ * -ENOENT @member is not a member, -EEXIST @with is, -EINVAL @with is not
+ * in the group or is @member, or @member is this node; the message says
+ * which and what to do.  -ETIMEDOUT: no outcome in time, or (the message starts
  * "replaced member ...") committed but not READY in time, naming the
  * members that are not connected and why.  Since version IMEXCTL_4.
  */
