@@ -150,9 +150,9 @@ static int timed_out(struct imexctl *ctx, const char *name,
 }
 
 /*
- * READY with @member listed and every member connected: the kernel keeps
- * the state it had across a new member list until imexd pushes the new
- * one, so each new generation that says READY is checked in full.
+ * READY with @member listed and every member connected: a READY from
+ * before this node's kernel took the new member list says nothing of
+ * @member, so each new generation that says READY is checked in full.
  */
 static bool check_members(struct imexctl *ctx, const char *name,
 			  const char *member)
