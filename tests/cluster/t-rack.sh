@@ -42,8 +42,9 @@ RACK_N=18
 VOTERS=5
 # Under emulation 18 guests share 2 host CPUs (a load of 20 and more):
 # heartbeats every second, ten missed before a peer counts as lost; with
-# five, members flapped to DEGRADED under load alone.  imexd as deployed (info): at debug every action is a
-# synchronous write to the 9p share.
+# five, members flapped to DEGRADED under load alone.  imexd logs as
+# deployed (info): at debug every action is a synchronous write to the
+# 9p share.
 CONF="LOG_LEVEL=info HEARTBEAT_INTERVAL_MS=1000 HEARTBEAT_MISS_COUNT=10"
 NODE_RUN_TIMEOUT=$((300 * ${IMEX_VM_TIMEOUT_SCALE:-1}))
 W=$((120 * ${IMEX_VM_TIMEOUT_SCALE:-1}))	# a bound for a state to be reached
@@ -53,7 +54,7 @@ names() { local i s=""; for i in "$@"; do s+=${s:+,}node$i; done; echo "$s"; }
 emit() { [ -z "$raw" ] || echo "$*" >> "$raw"; }
 # value KEY TEXT: the number after KEY in TEXT.
 value() { printf '%s\n' "$2" | sed -n "s/^$1 \([0-9.]*\)$/\1/p" | tail -n 1; }
-# on_all SECS NAME I...: NAME READY on every node I (in parallel).
+# ready_on SECS NAME I...: NAME READY on every node I (in parallel).
 ready_on() {
 	local secs=$1 name=$2 i pids=() bad=""
 	shift 2
