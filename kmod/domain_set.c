@@ -25,6 +25,8 @@ struct imex_set {
 	 */
 	struct imex_channel	**fresh;
 	struct imex_chdev	**owner;
+	/* A READY domain a member joins: the reason it turns DEGRADED with. */
+	char			*joined_reason;
 };
 
 static bool imex_members_same(const struct imex_member *a, u32 na,
@@ -120,6 +122,24 @@ static int imex_set_check(struct imex_set *st, struct genl_info *info,
 	return 0;
 }
 
+/* A name in the new list that the domain's does not have. */
+static bool imex_set_joins(const struct imex_domain *d,
+			   const struct imex_set *st)
+{
+	u32 i, j;
+
+	for (i = 0; i < st->nmembers; i++) {
+		if (i == st->self)
+			continue;
+		for (j = 0; j < d->nmembers; j++)
+			if (!strcmp(st->members[i].name, d->members[j].name))
+				break;
+		if (j == d->nmembers)
+			return true;
+	}
+	return false;
+}
+
 /* Give back what imex_set_prepare() took; the node is unchanged. */
 static void imex_set_unprepare(struct imex_set *st)
 {
@@ -151,6 +171,13 @@ static int imex_set_prepare(struct imex_set *st, const char *name,
 	st->owner = kvcalloc(st->nspec, sizeof(*st->owner), GFP_KERNEL);
 	if (st->nspec && (!st->fresh || !st->owner))
 		return -ENOMEM;
+	/* Allocated here: applying cannot fail. */
+	if (d && d->state == IMEX_DOMAIN_READY && imex_set_joins(d, st)) {
+		st->joined_reason = kstrdup("no member status from imexd yet",
+					    GFP_KERNEL);
+		if (!st->joined_reason)
+			return -ENOMEM;
+	}
 	if (!d) {
 		st->fresh_d = imex_domain_new(name, uuid, &imex_node.fabric_uuid,
 					      imex_node.fabric_partition);
@@ -179,10 +206,8 @@ static int imex_set_prepare(struct imex_set *st, const char *name,
 }
 
 /* Members still listed keep the state (and why) this node last saw them in. */
-/* True if a member joins the list (one whose state nobody knows yet). */
-static bool imex_set_members(struct imex_domain *d, struct imex_set *st)
+static void imex_set_members(struct imex_domain *d, struct imex_set *st)
 {
-	bool joined = false;
 	u32 i, j;
 
 	for (i = 0; i < st->nmembers; i++) {
@@ -197,9 +222,7 @@ static bool imex_set_members(struct imex_domain *d, struct imex_set *st)
 			st->members[i].since = old->since;
 			st->members[i].reason = old->reason;	/* moved */
 			old->reason = NULL;
-			break;
 		}
-		joined |= j == d->nmembers;
 	}
 	/* Views are indexed by position: they start over with the list. */
 	imex_members_free(d->members, d->nmembers);
@@ -207,7 +230,6 @@ static bool imex_set_members(struct imex_domain *d, struct imex_set *st)
 	d->nmembers = st->nmembers;
 	d->self = st->self;
 	st->members = NULL;
-	return joined;
 }
 
 /* Cannot fail: everything was checked and allocated. */
@@ -270,8 +292,11 @@ static void imex_set_apply(struct imex_set *st, u64 generation)
 		 * A member that joins (a replace's spare) is not known to be
 		 * connected: READY would be a claim nobody made.
 		 */
-		if (imex_set_members(d, st) && d->state == IMEX_DOMAIN_READY) {
-			imex_domain_set_reason(d, "no member status from imexd yet");
+		imex_set_members(d, st);
+		if (st->joined_reason && d->state == IMEX_DOMAIN_READY) {
+			kfree_const(d->reason);
+			d->reason = st->joined_reason;
+			st->joined_reason = NULL;
 			WRITE_ONCE(d->state, IMEX_DOMAIN_DEGRADED);
 			imex_kapi_domain_state(d);
 		}
@@ -314,6 +339,7 @@ int imex_nl_domain_set(struct sk_buff *skb, struct genl_info *info)
 	else
 		imex_set_apply(&st, nla_get_u64(a[IMEX_A_DOMAIN_GENERATION]));
 	imex_members_free(st.members, st.nmembers);
+	kfree(st.joined_reason);	/* not taken by the domain */
 	kvfree(st.fresh);
 	kvfree(st.owner);
 	kvfree(st.spec);
