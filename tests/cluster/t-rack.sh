@@ -38,6 +38,8 @@ I=tools/imexctl/imexctl
 N="sh tests/cluster/node.sh"
 S="sh tests/cluster/share.sh"
 B=bench/imex-bench
+# Every create and replace is paired with a round trip it measures.
+[ -x "$B" ] || { echo "t-rack: $B is missing: run 'make check-rack', which builds it" >&2; exit 2; }
 RACK_N=18
 VOTERS=5
 # Under emulation 18 guests share 2 host CPUs (a load of 20 and more):
