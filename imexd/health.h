@@ -166,6 +166,9 @@ void imexd_health_peer_refused(struct imexd_health *h, uint64_t now,
  * that reading two clocks does not make every status new.
  */
 void imexd_health_set_wall(struct imexd_health *h, int64_t wall_minus_now);
+/* @ms of this node's clock in ISO 8601 UTC, as reasons give it; "" while
+ * the wall clock is unknown. */
+void imexd_health_iso(const struct imexd_health *h, uint64_t ms, char out[32]);
 /*
  * Why the agreement layer cannot commit ("no quorum: 1 of 3 voters
  * reachable"), NULL or "" when it can: the first reason of every domain

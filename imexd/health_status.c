@@ -101,6 +101,11 @@ void hl_iso(const struct imexd_health *h, uint64_t ms, char out[32])
 		out[0] = '\0';
 }
 
+void imexd_health_iso(const struct imexd_health *h, uint64_t ms, char out[32])
+{
+	hl_iso(h, ms, out);
+}
+
 /* What made @pe leave CONNECTED (or never reach it), with its time. */
 static void peer_cause(const struct imexd_health *h, const struct hpeer *pe,
 		       char *out, size_t len)

@@ -611,8 +611,6 @@ int imexd_node_start(struct imexd_node *n, uint64_t now,
 void imexd_node_set_wall(struct imexd_node *n, int64_t wall_minus_now)
 {
 	imexd_health_set_wall(n->health, wall_minus_now);
-	n->wall_off = wall_minus_now;
-	n->wall_set = true;
 }
 
 /* No leader known: why, for the reason of every domain not READY. */

@@ -69,12 +69,10 @@ struct imexd_node {
 
 	uint64_t now;
 	uint64_t started;		/* now at imexd_node_start() */
-	int64_t wall_off;		/* wall clock minus now, ms (wall_set) */
 	uint64_t counter;		/* UUIDs of new domains */
 	char leader[IMEX_NAME_MAX];
 	bool in_agree;
 	bool domains_dirty;
-	bool wall_set;
 	/* The domains health's tables were last built from, by uuid and
 	 * generation (every committed change sets a new one): an entry
 	 * that changes none of them leaves the tables as they are. */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <linux/imex.h>
 
@@ -216,14 +215,11 @@ static int req_members(struct imexd_node *n, const struct imexd_request *r,
 static void node_since(const struct imexd_node *n, uint64_t ms, char *out,
 		       size_t len)
 {
-	int64_t wall = (int64_t)ms + n->wall_off;
-	time_t t = (time_t)(wall / 1000);
 	char iso[32];
-	struct tm tm;
 
+	imexd_health_iso(n->health, ms, iso);
 	out[0] = '\0';
-	if (n->wall_set && wall > 0 && gmtime_r(&t, &tm) &&
-	    strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm))
+	if (iso[0])
 		snprintf(out, len, " (since %s)", iso);
 }
 
