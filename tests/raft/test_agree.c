@@ -858,6 +858,51 @@ static void test_kernel_step_names_members_dropped(void **state)
 	net_free(t);
 }
 
+/*
+ * A hostile peer of the group, not a member of domain d, forwards a
+ * replace that would put it in d's place of a member: the leader refuses
+ * it (EACCES) and d keeps its members.
+ */
+static void test_forwarded_replace_by_a_non_member_refused(void **state)
+{
+	struct tnet *t = net_new(3);
+	const struct imexd_def *d;
+	struct imexd_cmd cmd;
+	const char *m[2];
+	unsigned l, o, x;
+
+	(void)state;
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < 3);
+	o = (l + 1) % 3;
+	x = (l + 2) % 3;
+	m[0] = t->nodes[l].name;
+	m[1] = t->nodes[o].name;
+	request_create(t, l, 1, "d", m, 2);
+	wait_done(t, 1, 5 * ET);
+	assert_int_equal(t->done[1].error, 0);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.type = IMEXD_CMD_MEMBER_REPLACE;
+	snprintf(cmd.u.replace.name, sizeof(cmd.u.replace.name), "d");
+	snprintf(cmd.u.replace.member, sizeof(cmd.u.replace.member), "%s", m[1]);
+	snprintf(cmd.u.replace.with, sizeof(cmd.u.replace.with), "%s",
+		 t->nodes[x].name);
+	t->done[2].done = false;
+	drain(t, x, imexd_agree_request(t->nodes[x].ag, t->now, &cmd, 2));
+	wait_done(t, 2, 5 * ET);
+	printf("  replace from %s: %d '%s'\n", t->nodes[x].name,
+	       t->done[2].error, t->done[2].message);
+	assert_int_equal(t->done[2].error, EACCES);
+	assert_non_null(strstr(t->done[2].message,
+			       "may not change domain d, which does not name it"));
+	d = imexd_fsm_domain(imexd_agree_fsm(t->nodes[l].ag), "d");
+	assert_non_null(d);
+	assert_true(imexd_def_has_member(d, m[1]));
+	assert_false(imexd_def_has_member(d, t->nodes[x].name));
+	net_free(t);
+}
+
 /* Drop the forwards queued from node @from: lost with a connection. */
 static unsigned drop_forwards(struct tnet *t, unsigned from)
 {
@@ -1246,6 +1291,7 @@ int main(void)
 		cmocka_unit_test(test_leave_of_the_leader_hands_over),
 		cmocka_unit_test(test_dropped_lines_limited_per_name),
 		cmocka_unit_test(test_kernel_step_names_members_dropped),
+		cmocka_unit_test(test_forwarded_replace_by_a_non_member_refused),
 	};
 
 	return cmocka_run_group_tests_name("agree", tests, NULL, NULL);
