@@ -5,16 +5,21 @@
  *   sample NAME MEASURED BASELINE      one repetition (or slice) of a benchmark
  *   skip NAME REASON...                why a benchmark did not run
  *   meta KEY VALUE...                  run facts for the JSON (mode, ...)
+ *   only NAME[,NAME...]                the rows the run was asked for; the
+ *                                      others are reported as not selected
  *
  * print the table and write the same as JSON.  Measured and baseline are
  * the medians of the samples (repetitions, or slices of one); the ratio is
  * the median of the per-sample ratios (each pair was taken back to back, so
- * load drift between samples cancels in it).  Goals are printed, never asserted:
+ * load drift between samples cancels in it), printed with the smallest and
+ * largest per-sample ratio beside it (measured, for the rows without a
+ * ratio), so a noisy row shows as noisy.  Goals are printed, never asserted:
  * the exit status is 1 only when a benchmark left neither a sample nor a
  * reason, i.e. when the benchmark machinery itself is broken.
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -109,6 +114,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Sorts @v: v[0] and v[n - 1] are then the smallest and the largest. */
 static double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
@@ -121,6 +127,19 @@ static int find(const char *name)
 		if (!strcmp(defs[i].name, name))
 			return (int)i;
 	die("unknown benchmark '%s' in the raw results", name);
+}
+
+/* Every row but those in the comma-separated @names is not selected. */
+static void only(struct row *rows, char *names)
+{
+	bool wanted[NDEFS] = { false };
+	char *save = NULL;
+
+	for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save))
+		wanted[find(n)] = true;
+	for (size_t i = 0; i < NDEFS; i++)
+		if (!wanted[i])
+			snprintf(rows[i].skip, sizeof(rows[i].skip), "not selected (--only)");
 }
 
 static void read_raw(const char *path, struct row *rows, json_object *meta)
@@ -147,6 +166,8 @@ static void read_raw(const char *path, struct row *rows, json_object *meta)
 		} else if (sscanf(line, "skip %127s %n", name, &off) == 1 && off) {
 			snprintf(rows[find(name)].skip, sizeof(rows[0].skip), "%s",
 				 line + off);
+		} else if (sscanf(line, "only %127s", name) == 1) {
+			only(rows, name);
 		} else if (sscanf(line, "meta %127s %n", name, &off) == 1 && off) {
 			json_object_object_add(meta, name,
 					       json_object_new_string(line + off));
@@ -171,14 +192,14 @@ int cmd_report(int argc, char **argv)
 		die("out of memory");
 	read_raw(argv[0], rows, meta);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	printf("%-37s %12s %12s %8s  %-18s %s\n", "benchmark", "measured",
-	       "baseline", "ratio", "goal", "met?");
+	printf("%-37s %12s %12s %8s %-17s  %-18s %s\n", "benchmark", "measured",
+	       "baseline", "ratio", " (min..max)", "goal", "met?");
 	for (size_t i = 0; i < NDEFS; i++) {
 		const struct def *d = &defs[i];
 		struct row *r = &rows[i];
 		json_object *o = json_object_new_object();
-		double m, b, ratio;
-		char mb[32], bb[32], rb[32];
+		double m, b, ratio, lo, hi;
+		char mb[32], bb[32], rb[32], sb[48];
 		int met;
 
 		json_object_object_add(o, "name", json_object_new_string(d->name));
@@ -198,6 +219,9 @@ int cmd_report(int argc, char **argv)
 		m = median(r->m, r->n);
 		b = median(r->b, r->n);
 		ratio = d->kind == ABS_LE ? NAN : median(r->r, r->n);
+		/* The spread of what the goal is checked on (median sorted it). */
+		lo = d->kind == ABS_LE ? r->m[0] : r->r[0];
+		hi = d->kind == ABS_LE ? r->m[r->n - 1] : r->r[r->n - 1];
 		met = d->kind == ABS_LE ? m <= d->goal :
 		      d->kind == RATIO_LE ? ratio <= d->goal :
 		      d->kind == RATIO_GE ? ratio >= d->goal : 1;
@@ -210,8 +234,9 @@ int cmd_report(int argc, char **argv)
 			snprintf(rb, sizeof(rb), "-");
 		else
 			snprintf(rb, sizeof(rb), "%.3g", ratio);
-		printf("%-37s %12s %12s %8s  %-18s %s\n", d->label, mb, bb, rb,
-		       d->goal_text, d->kind == INFO ? "-" : met ? "yes" : "NO");
+		snprintf(sb, sizeof(sb), " (%.3g..%.3g)", lo, hi);
+		printf("%-37s %12s %12s %8s %-17s  %-18s %s\n", d->label, mb, bb, rb,
+		       sb, d->goal_text, met ? "yes" : "NO");
 		json_object_object_add(o, "measured", json_object_new_double(m));
 		json_object_object_add(o, "baseline", json_object_new_double(b));
 		json_object_object_add(o, "ratio", isnan(ratio) ? NULL :
@@ -219,8 +244,12 @@ int cmd_report(int argc, char **argv)
 		json_object_object_add(o, "met", d->kind == INFO ? NULL :
 				       json_object_new_boolean(met));
 		json_object_object_add(o, "samples", json_object_new_int(r->n));
+		json_object_object_add(o, d->kind == ABS_LE ? "measured_min" : "ratio_min",
+				       json_object_new_double(lo));
+		json_object_object_add(o, d->kind == ABS_LE ? "measured_max" : "ratio_max",
+				       json_object_new_double(hi));
 	}
-	printf("measured, baseline: medians of the samples (repetitions, or slices of them); ratio: median of the per-sample ratios\n");
+	printf("measured, baseline: medians of the samples (repetitions, or slices of them); ratio: median of the per-sample ratios, (min..max) of them (of measured where there is no ratio)\n");
 	json_object_object_add(top, "generated", json_object_new_string(stamp));
 	json_object_object_add(top, "run", meta);
 	json_object_object_add(top, "ratio_is",

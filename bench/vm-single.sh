@@ -1,16 +1,19 @@
 #!/bin/sh
 # Guest side of the single-VM benchmarks (run by bench/run.sh through
 # tests/vm/run.sh, imex.ko loaded with a fabric identity):
-#   vm-single.sh REPS OPEN_ITER RESOLVE_ITER [DOMAINS]
+#   vm-single.sh REPS OPEN_ITER RESOLVE_ITER [DOMAINS [ROWS]]
 # DOMAINS (default 64) domains of 32 channels each; `make bench` uses 64,
-# all 2048 channels, the quick mode fewer.  Domains are made as the
+# all 2048 channels, the quick mode fewer.  ROWS (default all): the rows to
+# measure, comma-separated (bench/run.sh --only).  Domains are made as the
 # manager would (DOMAIN_SET on one attached socket): the point is the
 # memory they hold, not the request path.
 # Raw result lines go to $IMEX_VM_OUT/raw.txt (see bench/report.c).
 cd "$(dirname "$0")/.." || exit 2
 . tests/vm/lib.sh
 . tests/kmod/common.sh
-reps=$1 open_iter=$2 resolve_iter=$3 ndom=${4:-64}
+reps=$1 open_iter=$2 resolve_iter=$3 ndom=${4:-64} rows=${5:-all}
+# want ROW: ROW was asked for.
+want() { [ "$rows" = all ] || case ",$rows," in *",$1,"*) true ;; *) false ;; esac; }
 B=bench/imex-bench
 raw=$IMEX_VM_OUT/raw.txt
 : > "$raw"
@@ -54,6 +57,7 @@ done; } > "$script.delete"
 printf 'attach\nremove name=cdi\n' > "$script.cdi-delete"
 nch=$((ndom * 32))
 
+want module_memory &&
 for r in $(seq "$reps"); do
 	sleep 1	# let RCU-deferred frees of the previous round land
 	before=$(kmem_kib)
@@ -71,29 +75,42 @@ for r in $(seq "$reps"); do
 	$NL -q -f "$script.delete" || fail "deleting $ndom domains"
 done
 
-phase "cdi: $nch channels in one domain"
-$NL -q -f "$script.cdi" || fail "creating the domain cdi"
-[ "$(ls $DEV | wc -l)" = "$nch" ] || fail "cdi: expected $nch channel devices"
-$B cdi cdi /tmp/bench-cdi "$reps" >> "$raw" || fail "cdi"
-$NL -q -f "$script.cdi-delete" || fail "deleting cdi"
+if want cdi_spec; then
+	phase "cdi: $nch channels in one domain"
+	$NL -q -f "$script.cdi" || fail "creating the domain cdi"
+	[ "$(ls $DEV | wc -l)" = "$nch" ] || fail "cdi: expected $nch channel devices"
+	$B cdi cdi /tmp/bench-cdi "$reps" >> "$raw" || fail "cdi"
+	$NL -q -f "$script.cdi-delete" || fail "deleting cdi"
+fi
 
 # A usable (READY) domain for open+close and resolve: the stand-in
 # manager keeps it so.
-serve_start
-$NL -q create name=oc members=$NODE channels=5 || fail "create oc"
-phase "open+close"
-$B openclose $DEV/channel5 "$open_iter" "$reps" >> "$raw" || fail "openclose"
-phase "resolve"
-insmod tests/kmod/kapi/imex_kapi_test.ko || fail "cannot load imex_kapi_test.ko"
-$B resolve $DEV/channel5 "$resolve_iter" "$reps" >> "$raw" || { rmmod imex_kapi_test; fail "resolve"; }
-rmmod imex_kapi_test || fail "rmmod imex_kapi_test"
-$NL -q delete name=oc || fail "delete oc"
-serve_stop
+if want channel_open || want channel_resolve; then
+	serve_start
+	$NL -q create name=oc members=$NODE channels=5 || fail "create oc"
+	if want channel_open; then
+		phase "open+close"
+		$B openclose $DEV/channel5 "$open_iter" "$reps" >> "$raw" || fail "openclose"
+	fi
+	if want channel_resolve; then
+		phase "resolve"
+		insmod tests/kmod/kapi/imex_kapi_test.ko || fail "cannot load imex_kapi_test.ko"
+		$B resolve $DEV/channel5 "$resolve_iter" "$reps" >> "$raw" || { rmmod imex_kapi_test; fail "resolve"; }
+		rmmod imex_kapi_test || fail "rmmod imex_kapi_test"
+	fi
+	$NL -q delete name=oc || fail "delete oc"
+	serve_stop
+fi
 
 # channel_open_busy (see bench/local.c): open+close of domain ob's channel
 # while one manager (the loader) grows domain nb from 1 to 4096 channels
 # (the most one DOMAIN_SET carries) and back, in a loop.  Channel 8191
 # keeps nb: reload with max_channels=8192.
+if ! want channel_open_busy; then
+	phase "done"
+	cat "$raw"
+	exit 0
+fi
 phase "open+close next to a 4096-channel grant"
 imex_unload
 imex_load fabric_uuid=$FABRIC_UUID fabric_partition=$FABRIC_PART max_channels=8192
