@@ -173,12 +173,13 @@ int cmd_openclose_busy(int argc, char **argv)
 }
 
 /*
- * channel_resolve: imex_channel_get_fd + imex_channel_ident +
- * imex_channel_put per call, timed in the kernel by the test module
- * imex_kapi_test (IMEX_KAPI_BENCH).  Baseline: fget+fput of the same fd in
- * the same ioctl: resolving an fd can never be cheaper than taking and
- * dropping the file reference, so the ratio is what the channel check adds.
- * Sliced as cmd_openclose is.
+ * channel_resolve: imex_channel_fget + imex_channel_ident + fput per call,
+ * the path a driver takes to check a channel fd within one call, timed in
+ * the kernel by the test module imex_kapi_test (IMEX_KAPI_BENCH).
+ * Baseline: fget+fput of the same fd in the same ioctl: resolving an fd
+ * can never be cheaper than taking and dropping the file reference (the
+ * resolve path takes exactly that one), so the ratio is what the channel
+ * check and the identity read add.  Sliced as cmd_openclose is.
  */
 int cmd_resolve(int argc, char **argv)
 {

@@ -503,6 +503,32 @@ struct imex_channel *imex_channel_get_fd(int fd)
 EXPORT_SYMBOL_GPL(imex_channel_get_fd);
 
 /*
+ * The resolve path a driver takes on every call that names a channel fd:
+ * it must cost what fget()/fput() cost, so each step is accounted for.
+ */
+struct imex_channel *imex_channel_fget(int fd, struct file **filep)
+{
+	/* The caller's one reference; it is what pins the channel below. */
+	struct file *file = fget(fd);
+
+	*filep = NULL;
+	if (!file)
+		return ERR_PTR(-EBADF);
+	/* The f_op test is the only proof that @fd is an IMEX channel. */
+	if (file->f_op != &imex_chan_fops) {
+		fput(file);
+		return ERR_PTR(-EINVAL);
+	}
+	*filep = file;
+	/*
+	 * No channel reference: the imex_file holds one from open to release,
+	 * release runs only after the last fput(), and f->ch never changes.
+	 */
+	return ((struct imex_file *)file->private_data)->ch;
+}
+EXPORT_SYMBOL_GPL(imex_channel_fget);
+
+/*
  * Identity fields are fixed at grant time.  The domain is freed after an
  * RCU grace period, and ch->domain cleared before, at revocation.
  */
@@ -511,15 +537,21 @@ int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 	const struct imex_domain *d;
 	int err = 0;
 
+	/* Keeps the domain whose state is read alive (freed after a grace). */
 	rcu_read_lock();
+	/*
+	 * NULL from revocation on, never set again: ch->revoked, set after
+	 * it, would tell nothing more.
+	 */
 	d = READ_ONCE(ch->domain);
-	if (!d || READ_ONCE(ch->revoked))
+	if (!d)
 		err = -ENODEV;
 	else if (!imex_domain_usable(d))
 		err = -ENOLINK;
 	rcu_read_unlock();
 	if (err)
 		return err;
+	/* What the caller asked for; fixed at grant, so read unlocked. */
 	uuid_copy(&id->domain_uuid, &ch->domain_uuid);
 	uuid_copy(&id->fabric_uuid, &ch->fabric_uuid);
 	id->fabric_partition = ch->fabric_partition;

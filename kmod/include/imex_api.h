@@ -19,6 +19,17 @@
  *	// teardown: imex_channel_notify_unregister(&obj->revoke); then unmap
  *	//	if not done yet, imex_channel_put(ch)
  *
+ * A check that ends within the call (is this fd the channel the request
+ * names?) needs no channel reference: the file's pins the channel.
+ *
+ *	struct file *file;
+ *	struct imex_channel *ch = imex_channel_fget(fd, &file);
+ *
+ *	if (IS_ERR(ch))
+ *		return PTR_ERR(ch);
+ *	err = imex_channel_ident(ch, &id);
+ *	fput(file);			// ch is not to be used after this
+ *
  * The reference keeps the channel object (not the grant) alive.  The grant
  * can end (revocation, domain deleted) or stop being usable (the domain is
  * DOWN: no manager keeps it) at any time; imex_channel_ident() fails from
@@ -88,6 +99,24 @@ struct imex_revoke_cb {
 struct imex_channel *imex_channel_get_fd(int fd);
 
 /**
+ * imex_channel_fget() - resolve a file descriptor for the length of a call
+ * @fd: a file descriptor of the calling process
+ * @file: set to the file of @fd on success, to NULL on failure
+ *
+ * What imex_channel_get_fd() does, at the cost of fget() and fput(): the
+ * channel comes with no reference of its own, the reference to *@file
+ * keeps it.  For a check made and finished within one call; to hold the
+ * channel longer (a revocation callback), take imex_channel_get_file().
+ *
+ * Context: process context (looks up the caller's file table).
+ * Return: the channel, valid until the caller's fput(*@file);
+ * ERR_PTR(-EBADF) when @fd is not open, ERR_PTR(-EINVAL) when it is not an
+ * IMEX channel (nothing to put then).  A revoked channel still resolves:
+ * imex_channel_ident() tells.
+ */
+struct imex_channel *imex_channel_fget(int fd, struct file **file);
+
+/**
  * imex_channel_get_file() - the channel a file is
  * @file: a file the caller holds a reference to, or NULL
  *
@@ -111,7 +140,7 @@ void imex_channel_put(struct imex_channel *ch);
 
 /**
  * imex_channel_ident() - the identity of a usable channel
- * @ch: a channel reference
+ * @ch: a channel reference, or imex_channel_fget()'s channel, its file held
  * @id: filled in on success
  *
  * The answer holds at the instant of the call only: to learn of a later

@@ -179,12 +179,15 @@ static long kapi_resolve(void __user *arg)
 	struct imex_kapi_resolve r;
 	struct imex_channel_ident id;
 	struct imex_channel *ch;
+	struct file *file;
 
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
-	ch = imex_channel_get_fd(r.fd);
+	/* The per-call path; kapi_watch_add() takes the counted one. */
+	ch = imex_channel_fget(r.fd, &file);
 	if (IS_ERR(ch)) {
 		r.error = PTR_ERR(ch);
+		WARN_ON(file);
 	} else {
 		r.error = imex_channel_ident(ch, &id);
 		if (!r.error) {
@@ -192,7 +195,7 @@ static long kapi_resolve(void __user *arg)
 			r.channel_id = id.channel_id;
 			r.fabric_partition = id.fabric_partition;
 		}
-		imex_channel_put(ch);
+		fput(file);
 	}
 	return copy_to_user(arg, &r, sizeof(r)) ? -EFAULT : 0;
 }
@@ -212,11 +215,11 @@ static long kapi_bench(void __user *arg)
 		return -EINVAL;
 	t0 = ktime_get();
 	for (i = 0; i < b.iterations; i++) {
-		ch = imex_channel_get_fd(b.fd);
+		ch = imex_channel_fget(b.fd, &f);
 		if (IS_ERR(ch))
 			return PTR_ERR(ch);
 		imex_channel_ident(ch, &id);
-		imex_channel_put(ch);
+		fput(f);
 	}
 	b.resolve_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	t0 = ktime_get();

@@ -18,7 +18,7 @@ struct imex_kapi_resolve {
 struct imex_kapi_bench {
 	__s32	fd;		/* in: an open channel */
 	__u32	iterations;	/* in */
-	__u64	resolve_ns;	/* out: get_fd + ident + put, per loop */
+	__u64	resolve_ns;	/* out: imex_channel_fget + ident + fput */
 	__u64	fget_ns;	/* out: fget + fput, per loop (the baseline) */
 };
 
