@@ -10,85 +10,184 @@
 #include <string.h>
 
 #include <json-c/json.h>
+#include <yajl/yajl_gen.h>
 
 #include "internal.h"
 
-/* Keys are literals and each is added once: no copy, no duplicate lookup. */
-#define CDI_KEY_FLAGS (JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY)
+/*
+ * The spec is written as it is generated (yajl's generator), not built as
+ * a tree first: 2048 channels are 1.2 MB of JSON, and a json-c tree of
+ * them some 41,000 objects.  json-c still reads JSON everywhere else.
+ */
 
-static int put(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -1;
-	return json_object_object_add_ex(o, key, v, CDI_KEY_FLAGS);
-}
-
-/* Values every device node shares, referenced rather than copied. */
-struct node_common {
-	struct json_object *type;
-	struct json_object *major;
+/* The text so far; @nomem once growing it failed (yajl cannot be told). */
+struct spec_text {
+	char	*s;
+	size_t	len, cap;
+	bool	nomem;
 };
 
-static struct json_object *device_node(const struct node_common *nc,
-				       const struct imexctl_cdi_channel *c)
+static bool text_grow(struct spec_text *t, size_t n)
 {
-	struct json_object *n = json_object_new_object();
+	size_t cap = t->cap;
+	char *p;
+
+	while (n + 2 > cap - t->len)
+		cap = cap ? cap * 2 : 4096;
+	p = t->nomem ? NULL : realloc(t->s, cap);
+	if (!p) {
+		t->nomem = true;
+		return false;
+	}
+	t->s = p;
+	t->cap = cap;
+	return true;
+}
+
+/* yajl's print callback: append, keeping room for the final "\n\0". */
+static void text_put(void *ctx, const char *s, size_t n)
+{
+	struct spec_text *t = ctx;
+
+	if (n + 2 > t->cap - t->len && !text_grow(t, n))
+		return;
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+}
+
+/* What every node and device of one spec shares. */
+struct spec_args {
+	const char				*version, *kind, *all;
+	uint32_t				major;
+	const struct imexctl_cdi_channel	*ch;
+	size_t					n;
+};
+
+/* 0, or -1 when yajl refused: only misuse (nesting) makes it. */
+static int ok(yajl_gen_status st)
+{
+	return st == yajl_gen_status_ok ? 0 : -1;
+}
+
+static int put_str(yajl_gen g, const char *s)
+{
+	return ok(yajl_gen_string(g, (const unsigned char *)s, strlen(s)));
+}
+
+static int put_int(yajl_gen g, const char *key, long long v)
+{
+	return put_str(g, key) || ok(yajl_gen_integer(g, v)) ? -1 : 0;
+}
+
+/* Keys in the order the json-c writer gave them: readers see no change. */
+static int device_node(yajl_gen g, const struct spec_args *a,
+		       const struct imexctl_cdi_channel *c)
+{
 	char path[64];
 
-	if (!n)
-		return NULL;
 	snprintf(path, sizeof(path), IMEXCTL_DEV_DIR "/channel%u", c->id);
-	if (put(n, "path", json_object_new_string(path)) ||
-	    put(n, "type", json_object_get(nc->type)) ||
-	    put(n, "major", json_object_get(nc->major)) ||
-	    put(n, "minor", json_object_new_int64(c->minor)) ||
-	    put(n, "fileMode", json_object_new_int64(c->mode)) ||
-	    put(n, "uid", json_object_new_int64(c->uid)) ||
-	    put(n, "gid", json_object_new_int64(c->gid))) {
-		json_object_put(n);
-		return NULL;
+	return ok(yajl_gen_map_open(g)) ||
+	       put_str(g, "path") || put_str(g, path) ||
+	       put_str(g, "type") || put_str(g, "c") ||
+	       put_int(g, "major", a->major) || put_int(g, "minor", c->minor) ||
+	       put_int(g, "fileMode", c->mode) || put_int(g, "uid", c->uid) ||
+	       put_int(g, "gid", c->gid) ||
+	       ok(yajl_gen_map_close(g)) ? -1 : 0;
+}
+
+/* {"name": NAME, "containerEdits": {"deviceNodes": [NODES]}} */
+static int device(yajl_gen g, const struct spec_args *a, const char *name,
+		  const struct imexctl_cdi_channel *c, size_t n)
+{
+	size_t i;
+
+	if (ok(yajl_gen_map_open(g)) || put_str(g, "name") || put_str(g, name) ||
+	    put_str(g, "containerEdits") || ok(yajl_gen_map_open(g)) ||
+	    put_str(g, "deviceNodes") || ok(yajl_gen_array_open(g)))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (device_node(g, a, &c[i]))
+			return -1;
+	return ok(yajl_gen_array_close(g)) || ok(yajl_gen_map_close(g)) ||
+	       ok(yajl_gen_map_close(g)) ? -1 : 0;
+}
+
+static int spec_body(yajl_gen g, const struct spec_args *a)
+{
+	char name[32];
+	size_t i;
+
+	/* cdiVersion first, as people expect to read it. */
+	if (ok(yajl_gen_map_open(g)) ||
+	    put_str(g, "cdiVersion") || put_str(g, a->version) ||
+	    put_str(g, "kind") || put_str(g, a->kind) ||
+	    put_str(g, "devices") || ok(yajl_gen_array_open(g)))
+		return -1;
+	for (i = 0; i < a->n; i++) {
+		snprintf(name, sizeof(name), "channel%u", a->ch[i].id);
+		if (device(g, a, name, &a->ch[i], 1))
+			return -1;
 	}
-	return n;
+	if (a->all[0] && device(g, a, a->all, a->ch, a->n))
+		return -1;
+	return ok(yajl_gen_array_close(g)) || ok(yajl_gen_map_close(g)) ? -1 : 0;
 }
 
 /*
- * {"name": NAME, "containerEdits": {"deviceNodes": [...]}} over the given
- * node objects, which the device references (a channel's node object is
- * shared by its own device and the all-channels device).
+ * The spec of @a as text in @t, ending in a newline: 0, -ENOMEM, or -EPROTO
+ * should yajl refuse a call (a bug here).
  */
-static struct json_object *device(const char *name, struct json_object **node,
-				  size_t n)
+static int write_spec(const struct spec_args *a, struct spec_text *t)
 {
-	struct json_object *dev, *edits, *nodes;
-	size_t i;
+	yajl_gen g;
+	int r;
 
-	dev = json_object_new_object();
-	edits = json_object_new_object();
-	nodes = json_object_new_array_ext((int)n);
-	if (!dev || !edits || !nodes)
-		goto fail;
-	for (i = 0; i < n; i++) {
-		if (json_object_array_add(nodes, json_object_get(node[i]))) {
-			json_object_put(node[i]);
-			goto fail;
-		}
+	g = yajl_gen_alloc(NULL);
+	if (!g)
+		return -ENOMEM;
+	r = !yajl_gen_config(g, yajl_gen_beautify, 1) ||
+	    !yajl_gen_config(g, yajl_gen_indent_string, "  ") ||
+	    !yajl_gen_config(g, yajl_gen_print_callback, text_put, t) ||
+	    spec_body(g, a) ? -EPROTO : 0;
+	yajl_gen_free(g);
+	if (t->nomem)
+		return -ENOMEM;
+	if (r)
+		return r;
+	/* yajl ends a beautified document with one; text_put() kept room. */
+	if (!t->len || t->s[t->len - 1] != '\n')
+		t->s[t->len++] = '\n';
+	t->s[t->len] = '\0';
+	return 0;
+}
+
+/*
+ * The lowest cdiVersion of the spec of @a, decided by the generic gates on
+ * the spec of its first channel alone: every channel's device and node has
+ * the same keys and kinds of value, and "channelN" never starts with a
+ * digit, so the one-channel spec uses every feature the whole one does.
+ */
+static int spec_version(const struct spec_args *a, const char **version)
+{
+	struct spec_args one = *a;
+	struct spec_text t = { 0 };
+	struct json_object *spec;
+	int r;
+
+	one.version = "";
+	one.n = 1;
+	r = write_spec(&one, &t);
+	if (r == 0) {
+		/* Our own text: only memory can make reading it fail. */
+		spec = json_tokener_parse(t.s);
+		if (spec)
+			*version = imexctl_cdi_required_version(spec);
+		else
+			r = -ENOMEM;
+		json_object_put(spec);
 	}
-	if (put(edits, "deviceNodes", nodes)) {
-		nodes = NULL;
-		goto fail;
-	}
-	nodes = NULL;
-	if (put(dev, "name", json_object_new_string(name)) ||
-	    put(dev, "containerEdits", edits)) {
-		edits = NULL;
-		goto fail;
-	}
-	return dev;
-fail:
-	json_object_put(nodes);
-	json_object_put(edits);
-	json_object_put(dev);
-	return NULL;
+	free(t.s);
+	return r;
 }
 
 static int by_id(const void *a, const void *b)
@@ -132,12 +231,9 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 				       size_t n, char **json)
 {
 	struct imexctl_cdi_channel *sorted = NULL;
-	struct json_object *spec = NULL, *devs, *dev, **nodes = NULL;
-	struct node_common nc = { NULL, NULL };
-	const char *all = imexctl_cdi_all_name(opts);
-	char kind[2 * 64 + 2], name[32];
-	const char *text;
-	size_t i;
+	struct spec_text t = { 0 };
+	struct spec_args a;
+	char kind[2 * 64 + 2];
 	int r;
 
 	imexctl_err_clear(ctx);
@@ -151,75 +247,32 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 		return imexctl_err(ctx, -ENOMEM, "out of memory");
 	memcpy(sorted, channels, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), by_id);
-	r = check_channels(ctx, sorted, n, all);
+	a = (struct spec_args){ .kind = kind, .all = imexctl_cdi_all_name(opts),
+				.major = major, .ch = sorted, .n = n };
+	r = check_channels(ctx, sorted, n, a.all);
 	if (r < 0)
 		goto out;
 
 	snprintf(kind, sizeof(kind), "%s/%s", imexctl_cdi_vendor(opts),
 		 imexctl_cdi_class(opts));
-	spec = json_object_new_object();
-	/* cdiVersion first for readers; its value is decided at the end. */
-	if (!spec ||
-	    json_object_object_add(spec, "cdiVersion", json_object_new_string("")) ||
-	    json_object_object_add(spec, "kind", json_object_new_string(kind)))
-		goto nomem;
-	devs = json_object_new_array();
-	if (!devs)
-		goto nomem;
-	if (json_object_object_add(spec, "devices", devs)) {
-		json_object_put(devs);
-		goto nomem;
+	r = spec_version(&a, &a.version);
+	/* About 570 bytes a channel: grown once or twice at most. */
+	t.cap = 4096 + n * 512;
+	t.s = r ? NULL : malloc(t.cap);
+	if (!r && !t.s)
+		r = -ENOMEM;
+	if (!r)
+		r = write_spec(&a, &t);
+	if (r == -ENOMEM) {
+		r = imexctl_err(ctx, r, "out of memory building the CDI spec");
+		free(t.s);
+	} else if (r) {
+		r = imexctl_err(ctx, r, "internal error building the CDI spec");
+		free(t.s);
+	} else {
+		*json = t.s;
 	}
-	nc.type = json_object_new_string("c");
-	nc.major = json_object_new_int64(major);
-	nodes = calloc(n, sizeof(struct json_object *));
-	if (!nc.type || !nc.major || !nodes)
-		goto nomem;
-	for (i = 0; i < n; i++) {
-		nodes[i] = device_node(&nc, &sorted[i]);
-		if (!nodes[i])
-			goto nomem;
-	}
-	for (i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "channel%u", sorted[i].id);
-		dev = device(name, &nodes[i], 1);
-		if (!dev || json_object_array_add(devs, dev)) {
-			json_object_put(dev);
-			goto nomem;
-		}
-	}
-	if (all[0]) {
-		dev = device(all, nodes, n);
-		if (!dev || json_object_array_add(devs, dev)) {
-			json_object_put(dev);
-			goto nomem;
-		}
-	}
-	if (json_object_object_add(spec, "cdiVersion",
-				   json_object_new_string(imexctl_cdi_required_version(spec))))
-		goto nomem;
-
-	text = json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_SPACED |
-						    JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!text)
-		goto nomem;
-	*json = malloc(strlen(text) + 2);
-	if (!*json)
-		goto nomem;
-	sprintf(*json, "%s\n", text);
-	r = 0;
-	goto out;
-nomem:
-	r = imexctl_err(ctx, -ENOMEM, "out of memory building the CDI spec");
 out:
-	if (nodes)
-		for (i = 0; i < n; i++)
-			json_object_put(nodes[i]);
-	free(nodes);
-	json_object_put(nc.type);
-	json_object_put(nc.major);
-	json_object_put(spec);
 	free(sorted);
 	return r;
 }

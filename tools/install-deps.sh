@@ -24,6 +24,7 @@ libnl-genl-3-dev
 libkmod-dev
 libcmocka-dev
 libjson-c-dev
+libyajl-dev
 libsystemd-dev
 libssl-dev
 uuid-dev

@@ -124,7 +124,7 @@ tidy_one() {
 }
 
 clang_tidy_all() {
-	TIDY_PKGS=$(pkg-config --cflags libnl-genl-3.0 json-c libkmod libsystemd openssl cmocka raft 2>/dev/null)
+	TIDY_PKGS=$(pkg-config --cflags libnl-genl-3.0 json-c yajl libkmod libsystemd openssl cmocka raft 2>/dev/null)
 	# The version and every .clang-tidy (tests/ and bench/ have their own).
 	# shellcheck disable=SC2046
 	TIDY_VERSION=$({ clang-tidy --version

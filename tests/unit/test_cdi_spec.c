@@ -267,6 +267,123 @@ static void test_spec_refuses_bad_input_with_a_message(void **state)
 	assert_null(json);
 }
 
+/*
+ * The spec as the json-c tree writer built it before the streaming writer
+ * replaced it (same keys, order and values), kept here as the reference
+ * the streamed spec must parse to.  @c is sorted by id.
+ */
+static struct json_object *reference_node(const struct imexctl_cdi_channel *c,
+					  uint32_t major)
+{
+	struct json_object *n = json_object_new_object();
+	char path[64];
+
+	snprintf(path, sizeof(path), "/dev/imex-channels/channel%u", c->id);
+	json_object_object_add(n, "path", json_object_new_string(path));
+	json_object_object_add(n, "type", json_object_new_string("c"));
+	json_object_object_add(n, "major", json_object_new_int64(major));
+	json_object_object_add(n, "minor", json_object_new_int64(c->minor));
+	json_object_object_add(n, "fileMode", json_object_new_int64(c->mode));
+	json_object_object_add(n, "uid", json_object_new_int64(c->uid));
+	json_object_object_add(n, "gid", json_object_new_int64(c->gid));
+	return n;
+}
+
+static struct json_object *reference_device(const char *name,
+					    const struct imexctl_cdi_channel *c,
+					    size_t n, uint32_t major)
+{
+	struct json_object *dev = json_object_new_object();
+	struct json_object *edits = json_object_new_object();
+	struct json_object *nodes = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(nodes, reference_node(&c[i], major));
+	json_object_object_add(edits, "deviceNodes", nodes);
+	json_object_object_add(dev, "name", json_object_new_string(name));
+	json_object_object_add(dev, "containerEdits", edits);
+	return dev;
+}
+
+static struct json_object *reference_spec(const char *kind, const char *all,
+					  const struct imexctl_cdi_channel *c,
+					  size_t n, uint32_t major)
+{
+	struct json_object *spec = json_object_new_object();
+	struct json_object *devs = json_object_new_array();
+	char name[32];
+	size_t i;
+
+	json_object_object_add(spec, "cdiVersion", json_object_new_string(""));
+	json_object_object_add(spec, "kind", json_object_new_string(kind));
+	json_object_object_add(spec, "devices", devs);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "channel%u", c[i].id);
+		json_object_array_add(devs, reference_device(name, &c[i], 1, major));
+	}
+	if (all[0])
+		json_object_array_add(devs, reference_device(all, c, n, major));
+	json_object_object_add(spec, "cdiVersion",
+			       json_object_new_string(imexctl_cdi_required_version(spec)));
+	return spec;
+}
+
+/* Equal values, and keys in the same order (compact text of each tree). */
+static void assert_same_spec(struct json_object *got, struct json_object *want)
+{
+	assert_true(json_object_equal(got, want));
+	assert_string_equal(json_object_to_json_string_ext(got, JSON_C_TO_STRING_PLAIN),
+			    json_object_to_json_string_ext(want, JSON_C_TO_STRING_PLAIN));
+}
+
+/* The streamed spec parses to what the tree writer built, at 1, 2, 2048. */
+static void test_streamed_spec_parses_to_the_tree_writers(void **state)
+{
+	static const struct {
+		struct imexctl_cdi_opts opts;
+		const char *kind, *all;
+	} cases[] = {
+		{ { 0 }, "imex.dev/channel", "all" },
+		{ { .all_name = "" }, "imex.dev/channel", "" },
+		/* 0.6.0 (a dot in the class) and 0.5.0 (a digit first) */
+		{ { .vendor = "example.com", .class_name = "imex.ch", .all_name = "9all" },
+		  "example.com/imex.ch", "9all" },
+		{ { .all_name = "0" }, "imex.dev/channel", "0" },
+	};
+	static const size_t sizes[] = { 1, 2, 2048 };
+	struct imexctl_cdi_channel *ch = calloc(2048, sizeof(*ch));
+	struct json_object *got, *want;
+	unsigned int seed = 7;
+	char *json;
+	size_t i, k, n;
+
+	assert_non_null(ch);
+	for (i = 0; i < 2048; i++)
+		ch[i] = (struct imexctl_cdi_channel){
+			.id = (uint32_t)(i * 3 + 1), .uid = (uint32_t)rand_r(&seed),
+			.gid = (uint32_t)rand_r(&seed), .mode = (uint32_t)rand_r(&seed) % 01000,
+			.minor = (uint32_t)rand_r(&seed) % IMEX_MINORS,
+		};
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			n = sizes[i];
+			json = NULL;
+			assert_int_equal(imexctl_cdi_spec_build(*state, &cases[k].opts, 4095,
+								ch, n, &json), 0);
+			assert_int_equal(json[strlen(json) - 1], '\n');
+			got = json_tokener_parse(json);
+			assert_non_null(got);
+			want = reference_spec(cases[k].kind, cases[k].all, ch, n, 4095);
+			assert_same_spec(got, want);
+			json_object_put(got);
+			json_object_put(want);
+			free(json);
+		}
+	}
+	free(ch);
+}
+
 /* Random inputs: never crashes, and whatever it accepts is a loadable spec. */
 static void test_spec_builder_survives_random_input(void **state)
 {
@@ -333,6 +450,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spec_options_vendor_class_and_all_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_refuses_bad_input_with_a_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_builder_survives_random_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streamed_spec_parses_to_the_tree_writers, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("cdi_spec", tests, NULL, NULL);
