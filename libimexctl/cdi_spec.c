@@ -256,8 +256,11 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 	snprintf(kind, sizeof(kind), "%s/%s", imexctl_cdi_vendor(opts),
 		 imexctl_cdi_class(opts));
 	r = spec_version(&a, &a.version);
-	/* About 570 bytes a channel: grown once or twice at most. */
-	t.cap = 4096 + n * 512;
+	/*
+	 * 565 bytes a channel with small numbers (its device and its node in
+	 * the all-channels device): room for larger ones, so not regrown.
+	 */
+	t.cap = 4096 + n * 640;
 	t.s = r ? NULL : malloc(t.cap);
 	if (!r && !t.s)
 		r = -ENOMEM;
