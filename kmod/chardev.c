@@ -515,7 +515,7 @@ struct imex_channel *imex_channel_fget(int fd, struct file **filep)
 	if (!file)
 		return ERR_PTR(-EBADF);
 	/* The f_op test is the only proof that @fd is an IMEX channel. */
-	if (file->f_op != &imex_chan_fops) {
+	if (unlikely(file->f_op != &imex_chan_fops)) {
 		fput(file);
 		return ERR_PTR(-EINVAL);
 	}
@@ -537,8 +537,13 @@ int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 	const struct imex_domain *d;
 	int err = 0;
 
-	/* Keeps the domain whose state is read alive (freed after a grace). */
-	rcu_read_lock();
+	/*
+	 * Keeps the domain whose state is read alive: it is freed by
+	 * kfree_rcu(), whose grace period also waits for preempt-disabled
+	 * readers (RCU flavours are one since 4.20).  The sched flavour is
+	 * inline, where rcu_read_lock() is two calls with PREEMPT_RCU.
+	 */
+	rcu_read_lock_sched();
 	/*
 	 * NULL from revocation on, never set again: ch->revoked, set after
 	 * it, would tell nothing more.
@@ -548,7 +553,7 @@ int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 		err = -ENODEV;
 	else if (!imex_domain_usable(d))
 		err = -ENOLINK;
-	rcu_read_unlock();
+	rcu_read_unlock_sched();
 	if (err)
 		return err;
 	/* What the caller asked for; fixed at grant, so read unlocked. */

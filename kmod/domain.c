@@ -155,14 +155,6 @@ void imex_domain_destroy(struct imex_domain *d)
 	kfree_rcu(d, rcu);
 }
 
-/* Also without imex_lock, under RCU (imex_channel_ident()). */
-bool imex_domain_usable(const struct imex_domain *d)
-{
-	u32 state = READ_ONCE(d->state);
-
-	return state == IMEX_DOMAIN_READY || state == IMEX_DOMAIN_DEGRADED;
-}
-
 void imex_domain_set_state(struct imex_domain *d, u32 state)
 {
 	if (d->state == state)

@@ -195,7 +195,17 @@ void imex_domain_destroy(struct imex_domain *d);
 void imex_domain_set_state(struct imex_domain *d, u32 state);
 void imex_domain_set_down(struct imex_domain *d, const char *why);
 void imex_domain_set_reason(struct imex_domain *d, const char *reason);
-bool imex_domain_usable(const struct imex_domain *d);
+/*
+ * Also without imex_lock, under RCU (imex_channel_ident()); inline, as it
+ * is on the in-kernel resolve path.
+ */
+static inline bool imex_domain_usable(const struct imex_domain *d)
+{
+	u32 state = READ_ONCE(d->state);
+
+	return state == IMEX_DOMAIN_READY || state == IMEX_DOMAIN_DEGRADED;
+}
+
 void imex_members_free(struct imex_member *members, u32 n);
 int imex_members_parse(struct nlattr *attr, struct imex_member **out, u32 *n,
 		       u32 *self, struct netlink_ext_ack *extack);
