@@ -24,6 +24,14 @@ TPUT_COUNT=${BENCH_TPUT_COUNT:-100}
 failed=0
 
 emit() { echo "$*" >> "$raw"; }
+# want ROW...: any of these rows was asked for (BENCH_ONLY, from run.sh --only).
+want() {
+	[ -z "${BENCH_ONLY:-}" ] && return 0
+	for w in "$@"; do
+		case ",$BENCH_ONLY," in *",$w,"*) return 0 ;; esac
+	done
+	return 1
+}
 # value KEY TEXT: the number after KEY in TEXT.
 value() { printf '%s\n' "$2" | sed -n "s/^$1 \([0-9.]*\)$/\1/p" | tail -n 1; }
 bad() { echo "bench/cluster: $*" >&2; failed=1; }
@@ -60,53 +68,55 @@ for r in $(seq "$reps"); do
 	echo "# repetition $r: TCP RTT $rtt us, $per_s req/s with 16 clients"
 	[ -n "$rtt" ] && [ -n "$per_s" ] || { bad "no TCP baseline in repetition $r"; continue; }
 
-	# One durable append where imexd keeps its raft log (the state
-	# directory: in these VMs on the out share, so the host's disk): a
-	# create waits for two of them in a row, the leader's (before it
-	# sends the entry) and then a follower's (before it answers).
-	out=$(node_run 1 "$B fsync \$IMEX_VM_OUT/state 50") || bad "fsync: $out"
-	fs=$(value fsync_us "$out")
-	[ -z "$fs" ] || emit "sample raft_fsync $fs $rtt"
+	if want raft_fsync imexctl_noop domain_create domain_create_net domain_create_net_fs daemon_restart; then
+		# One durable append where imexd keeps its raft log (the state
+		# directory: in these VMs on the out share, so the host's disk): a
+		# create waits for two of them in a row, the leader's (before it
+		# sends the entry) and then a follower's (before it answers).
+		out=$(node_run 1 "$B fsync \$IMEX_VM_OUT/state 50") || bad "fsync: $out"
+		fs=$(value fsync_us "$out")
+		[ -z "$fs" ] || emit "sample raft_fsync $fs $rtt"
 
-	# A no-op imexctl call (start, netlink, exit): under emulation most
-	# of a command's time; shown on its own and taken off the create.
-	out=$(node_run 1 "$B elapsed $I node show") || bad "imexctl node show: $out"
-	noop=$(value elapsed_us "$out")
-	[ -z "$noop" ] || emit "sample imexctl_noop $noop $rtt"
+		# A no-op imexctl call (start, netlink, exit): under emulation most
+		# of a command's time; shown on its own and taken off the create.
+		out=$(node_run 1 "$B elapsed $I node show") || bad "imexctl node show: $out"
+		noop=$(value elapsed_us "$out")
+		[ -z "$noop" ] || emit "sample imexctl_noop $noop $rtt"
 
-	# domain create, end to end: the CLI asks, the request goes to the
-	# raft leader, a majority stores it, every member's kernel takes it,
-	# the CLI returns once the domain is READY.  A distributed change
-	# cannot beat its rounds of messages, so the TCP RTT between the same
-	# VMs is its unit: the ratio counts RTTs (fsyncs included).
-	out=$(node_run 1 "$B elapsed $I domain create c$r --nodes $NODES --channels 1 --timeout 60") ||
-		bad "create c$r: $out"
-	us=$(value elapsed_us "$out")
-	[ -z "$us" ] || emit "sample domain_create $us $rtt"
-	node_run 1 $I domain delete "c$r" --timeout 60 > /dev/null || bad "delete c$r"
-	# The same create timed inside one process, from the request handed
-	# to the kernel to READY: the command less imexctl's start and exit.
-	# (The command's time less the no-op call's, two process timings
-	# taken apart, swings by more than the create itself under load.)
-	out=$(node_run 1 "$B create n$r node1,node2,node3 60") || bad "create n$r: $out"
-	net=$(value create_us "$out")
-	[ -z "$net" ] || emit "sample domain_create_net $net $rtt"
-	[ -z "$net" ] || [ -z "$fs" ] ||
-		emit "sample domain_create_net_fs $(echo "$net - 2 * $fs" | bc) $rtt"
-	node_run 1 $I domain delete "n$r" --timeout 60 > /dev/null || bad "delete n$r"
+		# domain create, end to end: the CLI asks, the request goes to the
+		# raft leader, a majority stores it, every member's kernel takes it,
+		# the CLI returns once the domain is READY.  A distributed change
+		# cannot beat its rounds of messages, so the TCP RTT between the same
+		# VMs is its unit: the ratio counts RTTs (fsyncs included).
+		out=$(node_run 1 "$B elapsed $I domain create c$r --nodes $NODES --channels 1 --timeout 60") ||
+			bad "create c$r: $out"
+		us=$(value elapsed_us "$out")
+		[ -z "$us" ] || emit "sample domain_create $us $rtt"
+		node_run 1 $I domain delete "c$r" --timeout 60 > /dev/null || bad "delete c$r"
+		# The same create timed inside one process, from the request handed
+		# to the kernel to READY: the command less imexctl's start and exit.
+		# (The command's time less the no-op call's, two process timings
+		# taken apart, swings by more than the create itself under load.)
+		out=$(node_run 1 "$B create n$r node1,node2,node3 60") || bad "create n$r: $out"
+		net=$(value create_us "$out")
+		[ -z "$net" ] || emit "sample domain_create_net $net $rtt"
+		[ -z "$net" ] || [ -z "$fs" ] ||
+			emit "sample domain_create_net_fs $(echo "$net - 2 * $fs" | bc) $rtt"
+		node_run 1 $I domain delete "n$r" --timeout 60 > /dev/null || bad "delete n$r"
 
-	# Daemon restart: stop node2's imexd (kernel state stays), start it
-	# again; time from its attachment to 'bench' READY on node2.
-	node_run 2 $N stop > /dev/null || bad "node2: stopping imexd"
-	out=$(node_run 2 "$B up-ready bench 0 60 > \$IMEX_VM_OUT/up-ready.txt 2>&1 & w=\$!; $START || exit 1; wait \$w; cat \$IMEX_VM_OUT/up-ready.txt") ||
-		bad "node2 restart: $out"
-	us=$(value up_ready_us "$out")
-	[ -z "$us" ] || emit "sample daemon_restart $us $rtt"
+		# Daemon restart: stop node2's imexd (kernel state stays), start it
+		# again; time from its attachment to 'bench' READY on node2.
+		node_run 2 $N stop > /dev/null || bad "node2: stopping imexd"
+		out=$(node_run 2 "$B up-ready bench 0 60 > \$IMEX_VM_OUT/up-ready.txt 2>&1 & w=\$!; $START || exit 1; wait \$w; cat \$IMEX_VM_OUT/up-ready.txt") ||
+			bad "node2 restart: $out"
+		us=$(value up_ready_us "$out")
+		[ -z "$us" ] || emit "sample daemon_restart $us $rtt"
+	fi
 
 	# One import from node2 of node1's export: an upcall to node2's
 	# daemon, one exchange with node1's daemon and kernel, and back; the
 	# TCP exchange of the same size is the floor of that path.
-	if [ "$share" = 1 ]; then
+	if [ "$share" = 1 ] && want import_latency import_throughput; then
 		out=$(node_run 2 "$SHARE -c 7 import $handle --repeat 200") || bad "import: $out"
 		us=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9.][0-9.]*\) us\/import.*/\1/p' | tail -n 1)
 		ok_imports "$out" || us=""

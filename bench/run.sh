@@ -41,6 +41,8 @@ else
 	open_iter=20000 resolve_iter=1000000 ndom=64
 fi
 kver=${IMEX_KVER:-$(tools/kver.sh)} || exit 2
+# Absolute: the cluster scripts run from other directories.
+case $json in /*) ;; *) json=$repo/$json ;; esac
 raw=${json%.json}.raw
 log=${json%.json}.log
 work=$(mktemp -d "${TMPDIR:-/tmp}/imex-bench.XXXXXX")
@@ -141,7 +143,8 @@ if [ "$cluster" = 1 ]; then
 	if want import_latency import_throughput domain_create imexctl_noop \
 		domain_create_net raft_fsync domain_create_net_fs daemon_restart imexd_rss; then
 		step "3 VMs: create, restart, import, imexd memory ($reps repetition(s))"
-		bench/cluster.sh "$reps" "$repo/$raw" >> "$log" 2>&1 || bad "the cluster benchmarks (see $log)"
+		BENCH_ONLY=$only bench/cluster.sh "$reps" "$raw" >> "$log" 2>&1 ||
+			bad "the cluster benchmarks (see $log)"
 	fi
 	# The rack tier itself (tests/cluster/t-rack.sh) with its bench rows:
 	# the rows need its state (18 nodes, its domains up, a replace), and
@@ -149,7 +152,7 @@ if [ "$cluster" = 1 ]; then
 	if want rack_create_3 rack_create_6 rack_create_12 rack_create_18 \
 		rack_create_18_over_3 rack_replace rack_imexd_rss; then
 		step "18 VMs (rack): create -> READY for 3..18, replace, leader RSS ($reps repetition(s))"
-		tests/cluster/t-rack.sh --bench "$repo/$raw" "$reps" >> "$log" 2>&1 ||
+		tests/cluster/t-rack.sh --bench "$raw" "$reps" >> "$log" 2>&1 ||
 			bad "the rack tier (see $log)"
 		for n in rack_create_3 rack_create_6 rack_create_12 rack_create_18 \
 			rack_create_18_over_3 rack_replace rack_imexd_rss; do
@@ -159,7 +162,7 @@ if [ "$cluster" = 1 ]; then
 	if want slurm_job_start; then
 		step "3 VMs under Slurm: sbatch -> first task, with and without imex.so ($reps pair(s))"
 		make -s -C tests/unit vm-tools >> "$log" 2>&1 &&
-		tests/slurm/t-slurm.sh --bench "$repo/$raw" "$reps" >> "$log" 2>&1 ||
+		tests/slurm/t-slurm.sh --bench "$raw" "$reps" >> "$log" 2>&1 ||
 			bad "the Slurm start overhead (see $log)"
 		grep -q '^\(sample\|skip\) slurm_job_start ' "$raw" ||
 			echo "skip slurm_job_start t-slurm.sh --bench failed" >> "$raw"
