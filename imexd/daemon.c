@@ -586,31 +586,44 @@ static void accept_requests(struct daemon *d)
 }
 
 /*
- * Remote imports and ends of exports: take what waits, in bounded batches
- * (a full queue of ends is IMEX_EXPORT_ENDS_MAX records); true if more may wait.
+ * Remote imports and ends of exports, in bounded batches (a full queue of
+ * ends is IMEX_EXPORT_ENDS_MAX records).  An import's notification comes
+ * with it (no notification, no import: the process gets the error), so
+ * @max accepts take every import @max notifications named, and no empty
+ * queue is asked again.  Ends of exports have no such promise: taken until
+ * none is left.  True if the batch ran out, so more may wait.
  */
 #define ACCEPT_BATCH	1024
 
-static bool accept_imports(struct daemon *d)
+static bool accept_imports(struct daemon *d, unsigned int max)
 {
+	unsigned int i;
 	char msg[512];
-	int i, r;
+	int r;
 
-	for (i = 0; i < ACCEPT_BATCH; i++) {
+	if (max > ACCEPT_BATCH)
+		max = ACCEPT_BATCH;
+	for (i = 0; i < max; i++) {
 		struct imexd_import imp;
 
 		r = imexd_kernel_import_accept(d->kernel, &imp, msg, sizeof(msg));
 		if (r == -ENOENT)
-			break;
+			return false;
 		if (r < 0) {
 			log_err("cannot take imports from the imex module: %s", msg);
-			break;
+			return false;
 		}
 		imexd_node_import(d->core, now_ms(), &imp);
 		drain(d);
 	}
-	if (i == ACCEPT_BATCH)
-		return true;
+	return i == ACCEPT_BATCH;
+}
+
+static bool accept_export_ends(struct daemon *d)
+{
+	char msg[512];
+	int i, r;
+
 	for (i = 0; i < ACCEPT_BATCH; i++) {
 		uint8_t dom[16];
 		uint64_t handle;
@@ -619,16 +632,22 @@ static bool accept_imports(struct daemon *d)
 		r = imexd_kernel_export_del_accept(d->kernel, &handle, dom, &chan,
 						   msg, sizeof(msg));
 		if (r == -ENOENT)
-			break;
+			return false;
 		if (r < 0) {
 			log_err("cannot take the ends of exports from the imex module: %s",
 				msg);
-			break;
+			return false;
 		}
 		imexd_node_export_del(d->core, now_ms(), handle, dom, chan);
 		drain(d);
 	}
-	return i == ACCEPT_BATCH;
+	return true;
+}
+
+/* Every queue until it is empty (a start, a lost notification). */
+static bool accept_everything(struct daemon *d)
+{
+	return accept_imports(d, ACCEPT_BATCH) || accept_export_ends(d);
 }
 
 static int on_accept_more(sd_event_source *s, void *ud)
@@ -636,25 +655,41 @@ static int on_accept_more(sd_event_source *s, void *ud)
 	struct daemon *d = ud;
 
 	(void)s;
-	if (!d->stopping && accept_imports(d))
+	if (!d->stopping && accept_everything(d))
 		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
 	return 0;
+}
+
+/* The rest of a long queue comes deferred, after the other sources. */
+static void accept_all(struct daemon *d)
+{
+	accept_requests(d);
+	if (accept_everything(d))
+		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
 }
 
 static int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct daemon *d = ud;
+	struct imexd_notified seen;
+	bool more;
 
 	(void)s;
 	(void)fd;
 	(void)revents;
-	/* Content aside: lost multicasts (an overrun) are covered by draining
-	 * every queue until it is empty. */
-	imexd_kernel_notify_drain(d->kernel);
+	imexd_kernel_notify_drain(d->kernel, &seen);
 	if (d->stopping)
 		return 0;
-	accept_requests(d);
-	if (accept_imports(d))
+	if (seen.lost) {
+		accept_all(d);
+		return 0;
+	}
+	if (seen.requests)
+		accept_requests(d);
+	more = seen.imports && accept_imports(d, seen.imports);
+	if (seen.export_ends && accept_export_ends(d))
+		more = true;
+	if (more)
 		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
 	return 0;
 }
@@ -1057,9 +1092,7 @@ static int start(struct daemon *d)
 		}
 	}
 	/* Requests queued before we attached, or while we started. */
-	accept_requests(d);
-	if (accept_imports(d))
-		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
+	accept_all(d);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ struct txn {
 	uint32_t seq;
 	int err;		/* -1 waiting; else 0 or a positive errno */
 	bool intr;		/* a dump raced a change */
+	bool reply_ends;	/* no ack asked for: the answer ends it */
 	char msg[512];
 	nl_recvmsg_msg_cb_t valid;
 	void *arg;
@@ -114,8 +115,12 @@ static int on_seq(struct nl_msg *m, void *arg)
 static int on_valid(struct nl_msg *m, void *arg)
 {
 	struct txn *t = arg;
+	int r = t->valid ? t->valid(m, t->arg) : NL_OK;
 
-	return t->valid ? t->valid(m, t->arg) : NL_OK;
+	if (!t->reply_ends)
+		return r;
+	t->err = 0;
+	return NL_STOP;
 }
 
 void kernel_set_msg(char *msg, size_t msglen, const char *fmt,
@@ -144,11 +149,12 @@ struct nl_msg *kernel_msg_new(struct imexd_kernel *k, uint8_t cmd, int flags,
  * Send @m (consumed) and read the answers through @valid until the ack, the
  * end of a dump or an error.  0 or -errno, with the kernel's message.
  */
-int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
-		    nl_recvmsg_msg_cb_t valid, void *arg, bool *intr,
-		    char *msg, size_t msglen)
+static int transact(struct imexd_kernel *k, struct nl_msg *m,
+		    nl_recvmsg_msg_cb_t valid, void *arg, bool reply_ends,
+		    bool *intr, char *msg, size_t msglen)
 {
-	struct txn t = { .err = -1, .valid = valid, .arg = arg };
+	struct txn t = { .err = -1, .valid = valid, .arg = arg,
+			 .reply_ends = reply_ends };
 	struct nl_cb *cb;
 	int r;
 
@@ -171,7 +177,8 @@ int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
 	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, on_seq, &t);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &t);
 
-	nlmsg_hdr(m)->nlmsg_flags |= NLM_F_ACK;
+	if (!reply_ends)
+		nlmsg_hdr(m)->nlmsg_flags |= NLM_F_ACK;
 	r = nl_send_auto(k->sk, m);
 	t.seq = nlmsg_hdr(m)->nlmsg_seq;
 	nlmsg_free(m);
@@ -205,6 +212,20 @@ int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
 	return -t.err;
 }
 
+int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
+		    nl_recvmsg_msg_cb_t valid, void *arg, bool *intr,
+		    char *msg, size_t msglen)
+{
+	return transact(k, m, valid, arg, false, intr, msg, msglen);
+}
+
+int kernel_transact_reply(struct imexd_kernel *k, struct nl_msg *m,
+			  nl_recvmsg_msg_cb_t valid, void *arg,
+			  char *msg, size_t msglen)
+{
+	return transact(k, m, valid, arg, true, NULL, msg, msglen);
+}
+
 static void sock_buffers(struct nl_sock *sk)
 {
 	int fd = nl_socket_get_fd(sk), size = SOCK_BUF;
@@ -214,8 +235,12 @@ static void sock_buffers(struct nl_sock *sk)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	/*
+	 * One read per message, no MSG_PEEK first: the module's largest
+	 * answer (a 4096-channel domain) is far below this buffer.
+	 */
 	nl_socket_set_msg_buf_size(sk, 1 << 20);
-	nl_socket_enable_msg_peek(sk);
+	nl_socket_disable_msg_peek(sk);
 }
 
 static struct nl_sock *sock_open(void)
@@ -257,6 +282,8 @@ int imexd_kernel_open(struct imexd_kernel **out, char *msg, size_t msglen)
 		goto fail;
 	}
 	sock_buffers(k->sk);
+	/* Room for many notifications: an overrun costs a pass over all queues. */
+	sock_buffers(k->ntf);
 	setsockopt(nl_socket_get_fd(k->sk), SOL_SOCKET, SO_RCVTIMEO, &tv,
 		   sizeof(tv));
 	k->family = genl_ctrl_resolve(k->sk, IMEX_GENL_NAME);
@@ -431,18 +458,63 @@ int imexd_kernel_notify_fd(const struct imexd_kernel *k)
 	return nl_socket_get_fd(k->ntf);
 }
 
-void imexd_kernel_notify_drain(struct imexd_kernel *k)
+/* Notifications are a header and one attribute; longer is not ours. */
+#define NOTIFY_MSG_MAX	512
+#define NOTIFY_BATCH	32
+
+static void notify_count(const struct imexd_kernel *k, struct nlmsghdr *h,
+			 int len, struct imexd_notified *seen)
 {
-	static uint8_t buf[16384];
+	for (; nlmsg_ok(h, len); h = nlmsg_next(h, &len)) {
+		const struct genlmsghdr *g = nlmsg_data(h);
+
+		if (h->nlmsg_type != k->family ||
+		    h->nlmsg_len < NLMSG_LENGTH(sizeof(*g)))
+			continue;
+		if (g->cmd == IMEX_CMD_REQ_NOTIFY)
+			seen->requests++;
+		else if (g->cmd == IMEX_CMD_IMPORT_NOTIFY)
+			seen->imports++;
+		else if (g->cmd == IMEX_CMD_EXPORT_DEL)
+			seen->export_ends++;
+	}
+}
+
+void imexd_kernel_notify_drain(struct imexd_kernel *k,
+			       struct imexd_notified *seen)
+{
+	static uint8_t buf[NOTIFY_BATCH][NOTIFY_MSG_MAX];
+	struct mmsghdr mm[NOTIFY_BATCH];
+	struct iovec iov[NOTIFY_BATCH];
 	int fd = nl_socket_get_fd(k->ntf);
 
-	/* The content does not matter: every wakeup accepts all requests. */
-	for (int i = 0; i < 256; i++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	memset(seen, 0, sizeof(*seen));
+	/* One recvmmsg() a batch; a short batch means the socket is empty. */
+	for (int round = 0; round < 8; round++) {
+		int n;
 
-		if (n < 0 && errno == ENOBUFS)
-			continue;	/* overrun: requests were missed; fine */
-		if (n < 0)
-			break;
+		memset(mm, 0, sizeof(mm));
+		for (int i = 0; i < NOTIFY_BATCH; i++) {
+			iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) };
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(fd, mm, NOTIFY_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && errno == ENOBUFS) {
+			seen->lost = true;	/* overrun: which, unknown */
+			continue;
+		}
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++) {
+			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
+				seen->lost = true;
+			notify_count(k, (struct nlmsghdr *)buf[i],
+				     (int)mm[i].msg_len, seen);
+		}
+		if (n < NOTIFY_BATCH)
+			return;
 	}
+	/* More may wait: read as if some were lost. */
+	seen->lost = true;
 }

@@ -60,8 +60,17 @@ int imexd_kernel_node_set(struct imexd_kernel *k, const char *name,
 /* Join the manager group; the fd to watch for IMEX_CMD_REQ_NOTIFY. */
 int imexd_kernel_subscribe(struct imexd_kernel *k, char *msg, size_t msglen);
 int imexd_kernel_notify_fd(const struct imexd_kernel *k);
-/* Read and discard what arrived on the notification socket (bounded). */
-void imexd_kernel_notify_drain(struct imexd_kernel *k);
+/*
+ * What the notifications read from the socket (at most 256) named: how
+ * many requests, remote imports and ends of exports were queued, and
+ * whether some notifications were lost (a socket overrun) or left unread.
+ */
+struct imexd_notified {
+	unsigned int requests, imports, export_ends;
+	bool lost;
+};
+void imexd_kernel_notify_drain(struct imexd_kernel *k,
+			       struct imexd_notified *seen);
 
 /*
  * Every domain, with members and channels, as definitions

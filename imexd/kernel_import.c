@@ -44,8 +44,8 @@ int imexd_kernel_import_accept(struct imexd_kernel *k, struct imexd_import *imp,
 	int r;
 
 	memset(imp, 0, sizeof(*imp));
-	r = kernel_transact(k, kernel_msg_new(k, IMEX_CMD_IMPORT_ACCEPT, 0, 0),
-			    on_import, &a, NULL, msg, msglen);
+	r = kernel_transact_reply(k, kernel_msg_new(k, IMEX_CMD_IMPORT_ACCEPT, 0, 0),
+				  on_import, &a, msg, msglen);
 	if (!r && !a.got) {
 		kernel_set_msg(msg, msglen, "%s",
 			       "the kernel's answer to IMPORT_ACCEPT lacks an attribute");
@@ -112,7 +112,7 @@ int imexd_kernel_import_check(struct imexd_kernel *k, uint64_t handle_id,
 		nlmsg_free(m);
 		m = NULL;
 	}
-	r = kernel_transact(k, m, on_check, &a, NULL, msg, msglen);
+	r = kernel_transact_reply(k, m, on_check, &a, msg, msglen);
 	if (!r && !a.got) {
 		kernel_set_msg(msg, msglen, "%s",
 			       "the kernel's answer to IMPORT_CHECK carries no descriptor");
@@ -154,8 +154,8 @@ int imexd_kernel_export_del_accept(struct imexd_kernel *k,
 	struct del_ans a = { handle_id, domain_uuid, channel_id, false };
 	int r;
 
-	r = kernel_transact(k, kernel_msg_new(k, IMEX_CMD_EXPORT_DEL_ACCEPT, 0, 0),
-			    on_del, &a, NULL, msg, msglen);
+	r = kernel_transact_reply(k, kernel_msg_new(k, IMEX_CMD_EXPORT_DEL_ACCEPT, 0, 0),
+				  on_del, &a, msg, msglen);
 	if (!r && !a.got) {
 		kernel_set_msg(msg, msglen, "%s",
 			       "the kernel's answer to EXPORT_DEL_ACCEPT lacks an attribute");

@@ -31,6 +31,14 @@ struct nl_msg *kernel_msg_new(struct imexd_kernel *k, uint8_t cmd, int flags,
 int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
 		    nl_recvmsg_msg_cb_t valid, void *arg, bool *intr,
 		    char *msg, size_t msglen);
+/*
+ * The same for a command whose success is one answer (IMPORT_ACCEPT,
+ * IMPORT_CHECK): no ack is asked for, so the answer (or the error) is the
+ * one message read.  0 also when @valid skipped the answer.
+ */
+int kernel_transact_reply(struct imexd_kernel *k, struct nl_msg *m,
+			  nl_recvmsg_msg_cb_t valid, void *arg,
+			  char *msg, size_t msglen);
 /* IMEX_A_MEMBERS with @n entries (names, addresses); -EMSGSIZE. */
 int kernel_put_members(struct nl_msg *m, const struct imexd_member *mb,
 		       uint16_t n);
