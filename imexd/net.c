@@ -658,14 +658,22 @@ static int conn_read(struct conn *c)
 		room = c->in_cap - c->in_len;
 		if (!room)
 			break;	/* cannot happen: frames are parsed as they complete */
-		n = conn_recv(c, c->in + c->in_len, room < budget ? room : budget,
-			      err, sizeof(err));
+		if (room > budget)
+			room = budget;
+		n = conn_recv(c, c->in + c->in_len, room, err, sizeof(err));
 		if (n > 0) {
 			c->in_len += (size_t)n;
 			budget -= (size_t)n;
 			if (conn_parse(c) < 0)
 				return -1;
 			if (c->state != C_UP)
+				return 0;
+			/*
+			 * A short read emptied the socket: no second recv()
+			 * to hear EAGAIN; epoll wakes us for what comes next.
+			 * (TLS may hold more decrypted bytes: read on.)
+			 */
+			if (!c->tls && (size_t)n < room)
 				return 0;
 			continue;
 		}
@@ -790,10 +798,13 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		   size_t len)
 {
 	struct conn *c = conn_find(net, conn);
+	char err[512];
+	bool idle;
 	int r;
 
 	if (!c || c->state != C_UP)
 		return -ENOTCONN;
+	idle = !c->out_len;
 	r = conn_queue(c, frame, len);
 	if (r == -ENOBUFS) {
 		peer_warn(net, "disconnecting %s: it does not read (%zu bytes queued, at most %zu)",
@@ -806,6 +817,13 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		conn_destroy(c);
 		return -ENOBUFS;
 	}
+	/*
+	 * Nothing was waiting: write now, not after a trip through epoll
+	 * (an import's request and answer are each one frame).  What is not
+	 * written, or fails, is left to conn_io(), which reports the error.
+	 */
+	if (idle)
+		(void)conn_flush(c, err, sizeof(err));
 	conn_update_events(c);
 	return 0;
 }
