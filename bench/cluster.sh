@@ -24,14 +24,7 @@ TPUT_COUNT=${BENCH_TPUT_COUNT:-100}
 failed=0
 
 emit() { echo "$*" >> "$raw"; }
-# want ROW...: any of these rows was asked for (BENCH_ONLY, from run.sh --only).
-want() {
-	[ -z "${BENCH_ONLY:-}" ] && return 0
-	for w in "$@"; do
-		case ",$BENCH_ONLY," in *",$w,"*) return 0 ;; esac
-	done
-	return 1
-}
+. bench/rows.sh	# want ROW...: BENCH_ONLY, from bench/run.sh --only
 # value KEY TEXT: the number after KEY in TEXT.
 value() { printf '%s\n' "$2" | sed -n "s/^$1 \([0-9.]*\)$/\1/p" | tail -n 1; }
 bad() { echo "bench/cluster: $*" >&2; failed=1; }

@@ -16,24 +16,18 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 repo=$(pwd -P)
 quick=0 reps=5 cluster=1 json=bench/results.json only=""
+export BENCH_ONLY=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--reps) reps=$2; shift 2 ;;
 	--no-cluster) cluster=0; shift ;;
-	--only) only=$2; shift 2 ;;
+	--only) only=$2; BENCH_ONLY=$2; shift 2 ;;
 	--json) json=$2; shift 2 ;;
 	*) echo "usage: bench/run.sh [--quick] [--reps N] [--no-cluster] [--only ROWS] [--json FILE]" >&2; exit 2 ;;
 	esac
 done
-# want ROW...: any of these rows was asked for.
-want() {
-	[ -z "$only" ] && return 0
-	for w in "$@"; do
-		case ",$only," in *",$w,"*) return 0 ;; esac
-	done
-	return 1
-}
+. bench/rows.sh
 if [ "$quick" = 1 ]; then
 	reps=1 open_iter=2000 resolve_iter=20000 ndom=4 cluster=0
 	json=${json/results.json/results-quick.json}
@@ -143,7 +137,7 @@ if [ "$cluster" = 1 ]; then
 	if want import_latency import_throughput domain_create imexctl_noop \
 		domain_create_net raft_fsync domain_create_net_fs daemon_restart imexd_rss; then
 		step "3 VMs: create, restart, import, imexd memory ($reps repetition(s))"
-		BENCH_ONLY=$only bench/cluster.sh "$reps" "$raw" >> "$log" 2>&1 ||
+		bench/cluster.sh "$reps" "$raw" >> "$log" 2>&1 ||
 			bad "the cluster benchmarks (see $log)"
 	fi
 	# The rack tier itself (tests/cluster/t-rack.sh) with its bench rows:

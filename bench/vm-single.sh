@@ -11,9 +11,8 @@
 cd "$(dirname "$0")/.." || exit 2
 . tests/vm/lib.sh
 . tests/kmod/common.sh
-reps=$1 open_iter=$2 resolve_iter=$3 ndom=${4:-64} rows=${5:-all}
-# want ROW: ROW was asked for.
-want() { [ "$rows" = all ] || case ",$rows," in *",$1,"*) true ;; *) false ;; esac; }
+reps=$1 open_iter=$2 resolve_iter=$3 ndom=${4:-64} BENCH_ONLY=${5:-all}
+. bench/rows.sh
 B=bench/imex-bench
 raw=$IMEX_VM_OUT/raw.txt
 : > "$raw"
