@@ -69,6 +69,7 @@ struct daemon {
 	sd_event_source *notify_src;
 	sd_event_source *more;		/* drain() continues here */
 	sd_event_source *accept_more;	/* accept_imports() continues here */
+	sd_event_source *sweep;		/* every queue, now and then */
 	sd_event_source *stop_timer;
 	bool draining;
 	bool stopping;
@@ -545,6 +546,8 @@ static const struct imexd_net_ops net_ops = {
 
 /* --- requests ------------------------------------------------------------ */
 
+static void sweep_soon(struct daemon *d);
+
 static void accept_requests(struct daemon *d)
 {
 	/* Each wakeup takes everything waiting, bounded by the kernel's cap. */
@@ -566,6 +569,7 @@ static void accept_requests(struct daemon *d)
 		}
 		if (r < 0) {
 			log_err("cannot take requests from the imex module: %s", msg);
+			sweep_soon(d);
 			return;
 		}
 		imexd_uuid_str(req.uuid, u);
@@ -611,6 +615,7 @@ static bool accept_imports(struct daemon *d, unsigned int max)
 			return false;
 		if (r < 0) {
 			log_err("cannot take imports from the imex module: %s", msg);
+			sweep_soon(d);
 			return false;
 		}
 		imexd_node_import(d->core, now_ms(), &imp);
@@ -636,6 +641,7 @@ static bool accept_export_ends(struct daemon *d)
 		if (r < 0) {
 			log_err("cannot take the ends of exports from the imex module: %s",
 				msg);
+			sweep_soon(d);
 			return false;
 		}
 		imexd_node_export_del(d->core, now_ms(), handle, dom, chan);
@@ -666,6 +672,41 @@ static void accept_all(struct daemon *d)
 	accept_requests(d);
 	if (accept_everything(d))
 		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
+}
+
+/*
+ * Every queue now and then, whatever the notifications said: an accept
+ * that failed, or an end of export whose notification the kernel could
+ * not allocate, would otherwise wait for the next notification of its
+ * kind.  Soon after a failure, else every SWEEP_MS.
+ */
+#define SWEEP_MS	10000ULL
+#define SWEEP_RETRY_MS	200ULL
+
+static void sweep_at(struct daemon *d, uint64_t ms)
+{
+	if (!d->sweep)
+		return;
+	sd_event_source_set_time_relative(d->sweep, ms * 1000);
+	sd_event_source_set_enabled(d->sweep, SD_EVENT_ONESHOT);
+}
+
+static void sweep_soon(struct daemon *d)
+{
+	sweep_at(d, SWEEP_RETRY_MS);
+}
+
+static int on_sweep(sd_event_source *s, uint64_t usec, void *ud)
+{
+	struct daemon *d = ud;
+
+	(void)s;
+	(void)usec;
+	if (d->stopping || !d->core)
+		return 0;
+	sweep_at(d, SWEEP_MS);
+	accept_all(d);
+	return 0;
 }
 
 static int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud)
@@ -1117,6 +1158,7 @@ static void stop(struct daemon *d)
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->more);
 	sd_event_source_disable_unref(d->accept_more);
+	sd_event_source_disable_unref(d->sweep);
 	sd_event_source_disable_unref(d->stop_timer);
 	free(d->doms);
 }
@@ -1154,6 +1196,9 @@ static int setup_loop(struct daemon *d)
 		r = sd_event_add_defer(d->ev, &d->accept_more, on_accept_more, d);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d->accept_more, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_time_relative(d->ev, &d->sweep, CLOCK_MONOTONIC,
+					       SWEEP_MS * 1000, 100000, on_sweep, d);
 	if (r < 0)
 		return fail("cannot create timers: %s", strerror(-r));
 	return 0;

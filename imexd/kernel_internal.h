@@ -33,8 +33,9 @@ int kernel_transact(struct imexd_kernel *k, struct nl_msg *m,
 		    char *msg, size_t msglen);
 /*
  * The same for a command whose success is one answer (IMPORT_ACCEPT,
- * IMPORT_CHECK): no ack is asked for, so the answer (or the error) is the
- * one message read.  0 also when @valid skipped the answer.
+ * IMPORT_CHECK, EXPORT_DEL_ACCEPT): no ack is asked for, so the answer (or
+ * the error) is the one message read.  0 also when @valid skipped the
+ * answer.
  */
 int kernel_transact_reply(struct imexd_kernel *k, struct nl_msg *m,
 			  nl_recvmsg_msg_cb_t valid, void *arg,
