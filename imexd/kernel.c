@@ -463,24 +463,6 @@ int imexd_kernel_notify_fd(const struct imexd_kernel *k)
 #define NOTIFY_MSG_MAX	512
 #define NOTIFY_BATCH	32
 
-static void notify_count(const struct imexd_kernel *k, struct nlmsghdr *h,
-			 int len, struct imexd_notified *seen)
-{
-	for (; nlmsg_ok(h, len); h = nlmsg_next(h, &len)) {
-		const struct genlmsghdr *g = nlmsg_data(h);
-
-		if (h->nlmsg_type != k->family ||
-		    h->nlmsg_len < NLMSG_LENGTH(sizeof(*g)))
-			continue;
-		if (g->cmd == IMEX_CMD_REQ_NOTIFY)
-			seen->requests++;
-		else if (g->cmd == IMEX_CMD_IMPORT_NOTIFY)
-			seen->imports++;
-		else if (g->cmd == IMEX_CMD_EXPORT_DEL)
-			seen->export_ends++;
-	}
-}
-
 void imexd_kernel_notify_drain(struct imexd_kernel *k,
 			       struct imexd_notified *seen)
 {
@@ -510,8 +492,8 @@ void imexd_kernel_notify_drain(struct imexd_kernel *k,
 		for (int i = 0; i < n; i++) {
 			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
 				seen->lost = true;
-			notify_count(k, (struct nlmsghdr *)buf[i],
-				     (int)mm[i].msg_len, seen);
+			imexd_kernel_notify_count((uint16_t)k->family, buf[i],
+						  mm[i].msg_len, seen);
 		}
 		if (n < NOTIFY_BATCH)
 			return;

@@ -71,6 +71,9 @@ struct imexd_notified {
 };
 void imexd_kernel_notify_drain(struct imexd_kernel *k,
 			       struct imexd_notified *seen);
+/* Add what the netlink messages in @buf (@len bytes) of @family name. */
+void imexd_kernel_notify_count(uint16_t family, const void *buf, size_t len,
+			       struct imexd_notified *seen);
 
 /*
  * Every domain, with members and channels, as definitions
