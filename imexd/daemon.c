@@ -70,6 +70,8 @@ struct daemon {
 	sd_event_source *more;		/* drain() continues here */
 	sd_event_source *accept_more;	/* accept_imports() continues here */
 	sd_event_source *sweep;		/* every queue, now and then */
+	uint64_t sweep_retry_ms;	/* after a failed accept; 0: none */
+	bool accept_failed;		/* since the sweep began */
 	sd_event_source *stop_timer;
 	bool draining;
 	bool stopping;
@@ -678,7 +680,8 @@ static void accept_all(struct daemon *d)
  * Every queue now and then, whatever the notifications said: an accept
  * that failed, or an end of export whose notification the kernel could
  * not allocate, would otherwise wait for the next notification of its
- * kind.  Soon after a failure, else every SWEEP_MS.
+ * kind.  Soon after a failure (backing off while failures repeat), else
+ * every SWEEP_MS.
  */
 #define SWEEP_MS	10000ULL
 #define SWEEP_RETRY_MS	200ULL
@@ -693,7 +696,11 @@ static void sweep_at(struct daemon *d, uint64_t ms)
 
 static void sweep_soon(struct daemon *d)
 {
-	sweep_at(d, SWEEP_RETRY_MS);
+	uint64_t ms = d->sweep_retry_ms ? 2 * d->sweep_retry_ms : SWEEP_RETRY_MS;
+
+	d->accept_failed = true;
+	d->sweep_retry_ms = ms < SWEEP_MS ? ms : SWEEP_MS;
+	sweep_at(d, d->sweep_retry_ms);
 }
 
 static int on_sweep(sd_event_source *s, uint64_t usec, void *ud)
@@ -705,7 +712,10 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *ud)
 	if (d->stopping || !d->core)
 		return 0;
 	sweep_at(d, SWEEP_MS);
+	d->accept_failed = false;
 	accept_all(d);
+	if (!d->accept_failed)
+		d->sweep_retry_ms = 0;
 	return 0;
 }
 
