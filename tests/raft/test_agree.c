@@ -411,6 +411,17 @@ static unsigned leader_of(struct tnet *t)
 	return NN;
 }
 
+/* Let a group of @n settle (10 election timeouts): its leader's index. */
+static unsigned settled_leader(struct tnet *t, unsigned n)
+{
+	unsigned l;
+
+	run_for(t, 10 * ET);
+	l = leader_of(t);
+	assert_true(l < n);
+	return l;
+}
+
 /* Run until request tag is done (at most limit ms). */
 static void wait_done(struct tnet *t, uint64_t tag, uint64_t limit)
 {
@@ -478,9 +489,7 @@ static void test_join_and_leave(void **state)
 	unsigned l, f, i, gone;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 4);
+	l = settled_leader(t, 4);
 	assert_non_null(cons_of(t, 4));
 	assert_int_equal(role_at(t, 4, "n4"), -1);
 	assert_int_equal(imexd_cons_term(cons_of(t, 4)), 0);
@@ -574,9 +583,8 @@ static void test_join_and_leave(void **state)
 	for (i = 0; i < NN; i++)
 		if (i != gone)
 			node_start(t, i);
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < NN && l != gone);
+	l = settled_leader(t, NN);
+	assert_true(l != gone);
 	assert_int_equal(imexd_cons_members(cons_of(t, l))->n, 4);
 	assert_true(role_at(t, l, "n4") >= 0);
 	assert_int_equal(role_at(t, l, t->nodes[gone].name), -1);
@@ -614,9 +622,7 @@ static void test_leave_leader_lost(void **state)
 	char name[8];
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < NN);
+	l = settled_leader(t, NN);
 	f = (l + 1) % NN;
 	v = (l + 2) % NN;
 	snprintf(name, sizeof(name), "n%u", v);
@@ -676,9 +682,7 @@ static void test_forwarded_join_checked_by_leader(void **state)
 	unsigned l, s, victim;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 4);
+	l = settled_leader(t, 4);
 	s = (l + 1) % 4;
 	victim = (l + 2) % 4;
 	forward_node(t, l, t->nodes[s].name, 901, IMEXD_CMD_NODE_JOIN, "rogue");
@@ -716,9 +720,7 @@ static void test_leave_of_the_leader_hands_over(void **state)
 	unsigned l, nl;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 2);
+	l = settled_leader(t, 2);
 	request_node(t, l, 1, IMEXD_CMD_NODE_LEAVE, t->nodes[l].name, "",
 		     NULL);
 	wait_done(t, 1, 5 * ET);
@@ -791,9 +793,7 @@ static void test_create_and_leave_at_once(void **state)
 	unsigned l, f, victim;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 4);
+	l = settled_leader(t, 4);
 	f = (l + 1) % 4;
 	victim = (l + 2) % 4;
 	m[0] = t->nodes[f].name;
@@ -831,9 +831,7 @@ static void test_kernel_step_names_members_dropped(void **state)
 	unsigned l, i;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 3);
+	l = settled_leader(t, 3);
 	request_create(t, l, 1, "d", m, 3);
 	wait_done(t, 1, 5 * ET);
 	assert_int_equal(t->done[1].error, 0);
@@ -872,9 +870,7 @@ static void test_forwarded_replace_by_a_non_member_refused(void **state)
 	unsigned l, o, x;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 3);
+	l = settled_leader(t, 3);
 	o = (l + 1) % 3;
 	x = (l + 2) % 3;
 	m[0] = t->nodes[l].name;
@@ -939,9 +935,7 @@ static void test_forwards_again_on_replaced_connection(void **state)
 	unsigned l, f, o;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 3);
+	l = settled_leader(t, 3);
 	f = (l + 1) % 3;
 	o = (l + 2) % 3;
 	m[0] = t->nodes[l].name;
@@ -987,9 +981,7 @@ static void test_leave_refused_names_unreachable_voter(void **state)
 	unsigned l, b, c;
 
 	(void)state;
-	run_for(t, 10 * ET);
-	l = leader_of(t);
-	assert_true(l < 3);
+	l = settled_leader(t, 3);
 	b = (l + 1) % 3;
 	c = (l + 2) % 3;
 	power_off(t, c);
