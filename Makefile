@@ -9,7 +9,8 @@ DESTDIR ?=
 
 export PREFIX DESTDIR
 
-SUBDIRS_USER := libimexctl tools imexd contrib/slurm tests
+# common (the helpers several parts share) first: the others link it.
+SUBDIRS_USER := common libimexctl tools imexd contrib/slurm tests
 
 .PHONY: all deps kmod user check check-unit check-ops check-vm check-kernel2 bench demo docs install uninstall \
 	dkms-install dkms-uninstall clean lint fuzz check-debug check-debug-cluster check-rack

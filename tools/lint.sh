@@ -47,7 +47,7 @@ checkpatch() {
 # Each directory with the include paths its Makefile gives it.  Kernel
 # code (kmod/, the test module in tests/kmod/kapi/) has checkpatch and
 # sparse instead.
-DIRS="libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
+DIRS="common libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
 tests/imexd tests/raft tests/kmod tests/imexd-net tests/fuzz
 tests/kfuzz contrib/slurm tests/slurm"
 
@@ -64,8 +64,9 @@ srcs() {
 	fi | grep '\.c$' | grep -v '^tests/kmod/kapi/'
 }
 
+# common/ holds the helpers several parts share: every part may include it.
 incs() {
-	i="-Iinclude/uapi -I$1"
+	i="-Iinclude/uapi -I$1 -Icommon"
 	case $1 in
 	libimexctl) i="$i -Ilibimexctl/include" ;;
 	tools/imexctl|tests/unit) i="$i -Ilibimexctl -Ilibimexctl/include -Itools/imexctl" ;;
