@@ -34,9 +34,6 @@ void imexctl_err_clear(struct imexctl *ctx);
 int imexctl_err_kernel(struct imexctl *ctx, int err, const char *extack,
 		       const char *what);
 
-/* extack.c: the NLMSGERR_ATTR_MSG text of an error/ack message, if any. */
-void imexctl_extack_msg(const struct nlmsghdr *nlh, char *buf, size_t size);
-
 /* netlink.c: the context socket, for doit and dump exchanges. */
 typedef int (*imexctl_parse_fn)(struct nl_msg *msg, void *arg);
 

@@ -2,6 +2,7 @@
 /* Domain/node name rule and the printable names of the uAPI's states. */
 #include <string.h>
 
+#include "imex_names.h"
 #include "internal.h"
 
 _Static_assert(IMEXCTL_NAME_MAX == IMEX_NAME_MAX, "name bound differs from the uAPI");
@@ -36,23 +37,6 @@ IMEXCTL_API bool imexctl_name_valid(const char *name)
 	return true;
 }
 
-static const char *const domain_states[] = {
-	[IMEX_DOMAIN_DOWN] = "down",
-	[IMEX_DOMAIN_READY] = "ready",
-	[IMEX_DOMAIN_DEGRADED] = "degraded",
-};
-
-static const char *const member_states[] = {
-	[IMEX_MEMBER_UNKNOWN] = "unknown",
-	[IMEX_MEMBER_SELF] = "self",
-	[IMEX_MEMBER_CONNECTED] = "connected",
-	[IMEX_MEMBER_RECOVERING] = "recovering",
-	[IMEX_MEMBER_DISCONNECTED] = "disconnected",
-	[IMEX_MEMBER_NEVER_CONNECTED] = "never-connected",
-	[IMEX_MEMBER_VERSION_MISMATCH] = "version-mismatch",
-	[IMEX_MEMBER_REFUSED] = "refused",
-};
-
 static const char member_letters[] = {
 	[IMEX_MEMBER_UNKNOWN] = '?',
 	[IMEX_MEMBER_SELF] = '-',
@@ -71,13 +55,12 @@ static const char *const channel_states[] = {
 
 IMEXCTL_API const char *imexctl_domain_state_name(unsigned int state)
 {
-	return state < ARRAY_SIZE(domain_states) && domain_states[state] ?
-	       domain_states[state] : "unknown";
+	return imex_domain_state_name(state);
 }
 
 IMEXCTL_API const char *imexctl_member_state_name(unsigned int state)
 {
-	return state < ARRAY_SIZE(member_states) ? member_states[state] : "unknown";
+	return imex_member_state_name(state);
 }
 
 IMEXCTL_API char imexctl_member_state_letter(unsigned int state)

@@ -14,6 +14,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/socket.h>
 
+#include "imex_extack.h"
 #include "internal.h"
 
 #ifndef SOL_NETLINK
@@ -244,7 +245,7 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	(void)nla;
 	/* libnl passes the payload; the header with the TLV flags is before it. */
 	nlh = (const struct nlmsghdr *)((const char *)e - NLMSG_HDRLEN);
-	imexctl_extack_msg(nlh, x->extack, sizeof(x->extack));
+	imex_extack_msg(nlh, x->extack, sizeof(x->extack));
 	x->err = e->error < 0 ? e->error : -EPROTO;
 	x->done = true;
 	return NL_STOP;

@@ -14,6 +14,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/socket.h>
 
+#include "imex_extack.h"
 #include "internal.h"
 
 int64_t imexctl_now_ms(void)
@@ -65,7 +66,7 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	if (e->msg.nlmsg_seq != s->seq)
 		return NL_SKIP;
 	nlh = (const struct nlmsghdr *)((const char *)e - NLMSG_HDRLEN);
-	imexctl_extack_msg(nlh, s->extack, sizeof(s->extack));
+	imex_extack_msg(nlh, s->extack, sizeof(s->extack));
 	s->err = e->error < 0 ? e->error : -EPROTO;
 	s->acked = true;
 	/* NL_SKIP, not NL_STOP: later messages in the buffer still count. */

@@ -15,6 +15,7 @@
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
 
+#include "imex_extack.h"
 #include "internal.h"
 #include "test_util.h"
 
@@ -247,29 +248,29 @@ static void test_extended_ack_text_is_found_capped_or_not(void **state)
 
 	(void)state;
 	build_ack(buf, sizeof(buf), false, "channel 3 is in use");
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
+	imex_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
 	assert_string_equal(msg, "channel 3 is in use");
 	build_ack(buf, sizeof(buf), true, "domain j exists");
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
+	imex_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
 	assert_string_equal(msg, "domain j exists");
 	build_ack(buf, sizeof(buf), true, NULL);
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
+	imex_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
 	assert_string_equal(msg, "");
 	/* A small buffer truncates, never overflows. */
 	build_ack(buf, sizeof(buf), false, "a rather long message from the kernel");
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, 8);
+	imex_extack_msg((struct nlmsghdr *)buf, msg, 8);
 	assert_string_equal(msg, "a rathe");
 	/* Lengths that lie are ignored, not followed. */
 	len = build_ack(buf, sizeof(buf), false, "x");
 	((struct nlmsgerr *)NLMSG_DATA((struct nlmsghdr *)buf))->msg.nlmsg_len = 4000;
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
+	imex_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
 	assert_string_equal(msg, "");
 	((struct nlmsghdr *)buf)->nlmsg_len = (uint32_t)len;
 	((struct nlmsgerr *)NLMSG_DATA((struct nlmsghdr *)buf))->msg.nlmsg_len = 2;
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
+	imex_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
 	assert_string_equal(msg, "");
 	((struct nlmsghdr *)buf)->nlmsg_len = 10;
-	imexctl_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
+	imex_extack_msg((struct nlmsghdr *)buf, msg, sizeof(msg));
 	assert_string_equal(msg, "");
 }
 

@@ -25,6 +25,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/socket.h>
 
+#include "imex_extack.h"
 #include "internal.h"
 
 static struct nl_sock *mgr;	/* the attached socket: commands */
@@ -61,8 +62,8 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	(void)nla;
 	r->err = e->error;
 	r->done = true;
-	imexctl_extack_msg((struct nlmsghdr *)((char *)e - NLMSG_HDRLEN), r->extack,
-			   sizeof(r->extack));
+	imex_extack_msg((struct nlmsghdr *)((char *)e - NLMSG_HDRLEN), r->extack,
+			sizeof(r->extack));
 	return NL_STOP;
 }
 
