@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "imex_text.h"
 #include "wire.h"
 
 #define CONFIG_FILE_MAX		(1 << 20)	/* a config is a few hundred bytes */
-#define SHOW_MAX		64		/* value bytes quoted in a message */
 
 /* K_OPTPATH: an absolute path, or empty for "off". */
 enum kind { K_NAME, K_LISTEN, K_INT, K_PATH, K_OPTPATH, K_BOOL, K_LOG };
@@ -93,26 +93,6 @@ fail(const struct pos *p, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* A value for a message: at most SHOW_MAX bytes, unprintables as '?'. */
-static const char *show(char *buf, size_t size, const char *s, size_t n)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n && k + 4 < size && i < SHOW_MAX; i++)
-		buf[k++] = (s[i] >= ' ' && s[i] <= '~') ? s[i] : '?';
-	if (i < n && k + 4 <= size) {
-		memcpy(buf + k, "...", 3);
-		k += 3;
-	}
-	buf[k] = '\0';
-	return buf;
-}
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
 static bool has_control(const char *s, size_t n)
 {
 	size_t i;
@@ -163,15 +143,15 @@ static void set_int(void *field, size_t size, int64_t v)
 static int value_int(const struct pos *p, const struct key *k, void *field,
 		     const char *v, size_t n)
 {
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 	int64_t x;
 
 	if (parse_int(v, n, &x))
 		return fail(p, "%s: '%s' is not a decimal number", k->name,
-			    show(b, sizeof(b), v, n));
+			    imex_text_show(b, sizeof(b), v, n));
 	if (x < k->min || x > k->max)
 		return fail(p, "%s: '%s' is out of range %lld..%lld", k->name,
-			    show(b, sizeof(b), v, n), (long long)k->min,
+			    imex_text_show(b, sizeof(b), v, n), (long long)k->min,
 			    (long long)k->max);
 	set_int(field, k->size, x);
 	return 0;
@@ -180,7 +160,7 @@ static int value_int(const struct pos *p, const struct key *k, void *field,
 static int value_string(const struct pos *p, const struct key *k, char *field,
 			const char *v, size_t n)
 {
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 	unsigned char addr[16];
 	char tmp[64];
 	int af;
@@ -194,7 +174,7 @@ static int value_string(const struct pos *p, const struct key *k, char *field,
 		tmp[n] = '\0';
 		if (!imexd_name_valid(tmp))
 			return fail(p, "%s: '%s' is not a valid node name: use letters, digits, '_', '.', '-' (at most %d)",
-				    k->name, show(b, sizeof(b), v, n),
+				    k->name, imex_text_show(b, sizeof(b), v, n),
 				    IMEX_NAME_MAX - 1);
 		break;
 	case K_LISTEN:
@@ -203,15 +183,15 @@ static int value_string(const struct pos *p, const struct key *k, char *field,
 		af = strchr(tmp, ':') ? AF_INET6 : AF_INET;
 		if (strcmp(tmp, "*") && inet_pton(af, tmp, addr) != 1)
 			return fail(p, "%s: '%s' is not an IPv4 or IPv6 address, or '*' for any",
-				    k->name, show(b, sizeof(b), v, n));
+				    k->name, imex_text_show(b, sizeof(b), v, n));
 		break;
 	default:	/* K_PATH, K_OPTPATH */
 		if (v[0] != '/')
 			return fail(p, "%s: '%s' is not an absolute path",
-				    k->name, show(b, sizeof(b), v, n));
+				    k->name, imex_text_show(b, sizeof(b), v, n));
 		if (has_control(v, n))
 			return fail(p, "%s: '%s' has control characters",
-				    k->name, show(b, sizeof(b), v, n));
+				    k->name, imex_text_show(b, sizeof(b), v, n));
 		break;
 	}
 	memcpy(field, v, n);
@@ -222,7 +202,7 @@ static int value_string(const struct pos *p, const struct key *k, char *field,
 static int value_word(const struct pos *p, const struct key *k, void *field,
 		      const char *v, size_t n)
 {
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 	size_t i;
 
 	if (k->kind == K_BOOL) {
@@ -232,7 +212,7 @@ static int value_word(const struct pos *p, const struct key *k, void *field,
 			return 0;
 		}
 		return fail(p, "%s: '%s' is not yes or no", k->name,
-			    show(b, sizeof(b), v, n));
+			    imex_text_show(b, sizeof(b), v, n));
 	}
 	for (i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++) {
 		if (strlen(log_levels[i].name) == n &&
@@ -242,7 +222,7 @@ static int value_word(const struct pos *p, const struct key *k, void *field,
 		}
 	}
 	return fail(p, "%s: '%s' is not one of err, warn, info, debug",
-		    k->name, show(b, sizeof(b), v, n));
+		    k->name, imex_text_show(b, sizeof(b), v, n));
 }
 
 static int set_value(const struct pos *p, struct imexd_config *cfg,
@@ -283,20 +263,20 @@ static const struct key *find_key(const char *s, size_t n)
 /* The key name only: a misplaced line may carry something secret. */
 static int unknown_key(const struct pos *p, const char *s, size_t n)
 {
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 	size_t i;
 
 	if ((n == 22 && !memcmp(s, "CHANGE_STEP_TIMEOUT_MS", n)) ||
 	    (n == 15 && !memcmp(s, "CHANGE_LEASE_MS", n)))
 		return fail(p, "%s is no longer used (domains are agreed through a raft log, see ELECTION_TIMEOUT_MS): remove the line",
-			    show(b, sizeof(b), s, n));
+			    imex_text_show(b, sizeof(b), s, n));
 	for (i = 0; i < NKEYS; i++)
 		if (strlen(keys[i].name) == n &&
 		    !strncasecmp(keys[i].name, s, n))
 			return fail(p, "unknown key '%s' (keys are upper case: %s)",
-				    show(b, sizeof(b), s, n), keys[i].name);
+				    imex_text_show(b, sizeof(b), s, n), keys[i].name);
 	return fail(p, "unknown key '%s' (see imexd.conf(5) for the keys)",
-		    show(b, sizeof(b), s, n));
+		    imex_text_show(b, sizeof(b), s, n));
 }
 
 /* One line, without its newline. */
@@ -307,18 +287,18 @@ static int parse_line(const struct pos *p, struct imexd_config *cfg,
 	const char *eq;
 	size_t kn;
 
-	while (n && is_blank(*s)) {
+	while (n && imex_is_blank(*s)) {
 		s++;
 		n--;
 	}
-	while (n && is_blank(s[n - 1]))
+	while (n && imex_is_blank(s[n - 1]))
 		n--;
 	if (!n || *s == '#')
 		return 0;
 	eq = memchr(s, '=', n);
 	if (!eq)
 		return fail(p, "expected KEY=VALUE or a '#' comment");
-	for (kn = eq - s; kn && is_blank(s[kn - 1]); kn--)
+	for (kn = eq - s; kn && imex_is_blank(s[kn - 1]); kn--)
 		;
 	if (!kn)
 		return fail(p, "expected KEY=VALUE: the key is missing");
@@ -331,7 +311,7 @@ static int parse_line(const struct pos *p, struct imexd_config *cfg,
 	seen[k - keys] = p->line;
 	n -= eq + 1 - s;
 	s = eq + 1;
-	while (n && is_blank(*s)) {
+	while (n && imex_is_blank(*s)) {
 		s++;
 		n--;
 	}
@@ -341,14 +321,14 @@ static int parse_line(const struct pos *p, struct imexd_config *cfg,
 static int check_node_name(const struct pos *p, const struct imexd_config *c)
 {
 	char host[256] = "";
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 
 	if (c->node_name[0])
 		return 0;
 	if (gethostname(host, sizeof(host) - 1) < 0)
 		return fail(p, "NODE_NAME: not set and the host name is unknown: set NODE_NAME");
 	return fail(p, "NODE_NAME: the host name '%s' is not a valid node name: set NODE_NAME",
-		    show(b, sizeof(b), host, strlen(host)));
+		    imex_text_show(b, sizeof(b), host, strlen(host)));
 }
 
 static int check_tls(const struct pos *p, const struct imexd_config *c)

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "describe.h"
+#include "imex_uuid.h"
 #include "kernel.h"
 #include "log.h"
 
@@ -18,10 +19,7 @@ const char *imexd_domain_state_name(uint32_t s)
 
 void imexd_uuid_str(const uint8_t u[16], char out[37])
 {
-	snprintf(out, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
+	imex_uuid_format(u, out);
 }
 
 const char *imexd_action_name(enum imexd_node_action_type t)

@@ -17,6 +17,7 @@
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <linux/imex.h>
+#include "imex_extack.h"
 #include "kernel.h"
 #include "kernel_internal.h"
 #include "log.h"
@@ -57,28 +58,13 @@ const char *imexd_kernel_cmd_name(uint32_t cmd)
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
 	struct txn *t = arg;
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	size_t off = sizeof(*e);
-	int len;
 
 	(void)nla;
 	if (e->msg.nlmsg_seq != t->seq)
 		return NL_SKIP;
 	t->err = -e->error;
-	t->msg[0] = 0;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NL_STOP;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
-	if (len <= 0)
-		return NL_STOP;
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
-		      len, NULL) == 0 && tb[NLMSGERR_ATTR_MSG])
-		snprintf(t->msg, sizeof(t->msg), "%.*s",
-			 nla_len(tb[NLMSGERR_ATTR_MSG]),
-			 (char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
+	imex_extack_msg((struct nlmsghdr *)((char *)e - NLMSG_HDRLEN), t->msg,
+			sizeof(t->msg));
 	return NL_STOP;
 }
 

@@ -10,29 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "imex_names.h"
 #include "metrics.h"
 
 /* The kernel's counters map onto the reasons by position. */
 _Static_assert(IMEXD_REFUSED_OTHER - IMEXD_REFUSED_PERMISSION ==
 	       IMEX_A_STATS_REFUSED_OTHER - IMEX_A_STATS_REFUSED_PERMISSION,
 	       "refusal reasons follow IMEX_A_STATS_REFUSED_*");
-
-static const char *const domain_states[__IMEX_DOMAIN_STATE_MAX] = {
-	[IMEX_DOMAIN_DOWN] = "down",
-	[IMEX_DOMAIN_READY] = "ready",
-	[IMEX_DOMAIN_DEGRADED] = "degraded",
-};
-
-static const char *const member_states[__IMEX_MEMBER_STATE_MAX] = {
-	[IMEX_MEMBER_UNKNOWN] = "unknown",
-	[IMEX_MEMBER_SELF] = "self",
-	[IMEX_MEMBER_CONNECTED] = "connected",
-	[IMEX_MEMBER_RECOVERING] = "recovering",
-	[IMEX_MEMBER_DISCONNECTED] = "disconnected",
-	[IMEX_MEMBER_NEVER_CONNECTED] = "never-connected",
-	[IMEX_MEMBER_VERSION_MISMATCH] = "version-mismatch",
-	[IMEX_MEMBER_REFUSED] = "refused",
-};
 
 static const char *const roles[IMEXD_ROLE_N] = {
 	[IMEXD_ROLE_NONE] = "none",
@@ -120,7 +104,7 @@ static void domains(FILE *f, const struct imexd_metrics *m)
 
 		for (i = 0; i < m->ndomains; i++)
 			n += m->domains[i].state == s;
-		fprintf(f, "imex_domains{state=\"%s\"} %zu\n", domain_states[s], n);
+		fprintf(f, "imex_domains{state=\"%s\"} %zu\n", imex_domain_state_name(s), n);
 	}
 	family(f, "imex_domain_members", "gauge",
 	       "Members of a domain, by their state as this node sees them.");
@@ -129,7 +113,7 @@ static void domains(FILE *f, const struct imexd_metrics *m)
 			fputs("imex_domain_members{domain=\"", f);
 			put_label(f, m->domains[i].name);
 			fprintf(f, "\",state=\"%s\"} %" PRIu32 "\n",
-				member_states[s], m->domains[i].members[s]);
+				imex_member_state_name(s), m->domains[i].members[s]);
 		}
 	family(f, "imex_domain_channels", "gauge",
 	       "Channel ids a domain holds (imexctl's channel_count).");

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imex_text.h"
 #include "nodelist.h"
 
 #define HOST_MAX	253	/* DNS name, without the trailing dot */
 #define LABEL_MAX	63
-#define SHOW_MAX	64
 #define KEY_MAX		(INET6_ADDRSTRLEN + HOST_MAX + 8)
 
 /* An address, split. */
@@ -45,26 +45,6 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Text for a message: at most SHOW_MAX bytes, unprintables as '?'. */
-static const char *show(char *buf, size_t size, const char *s, size_t n)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n && k + 4 < size && i < SHOW_MAX; i++)
-		buf[k++] = (s[i] >= ' ' && s[i] <= '~') ? s[i] : '?';
-	if (i < n && k + 4 <= size) {
-		memcpy(buf + k, "...", 3);
-		k += 3;
-	}
-	buf[k] = '\0';
-	return buf;
-}
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
@@ -77,11 +57,11 @@ static bool is_alnum(char c)
 
 static void trim(const char **s, size_t *n)
 {
-	while (*n && is_blank(**s)) {
+	while (*n && imex_is_blank(**s)) {
 		(*s)++;
 		(*n)--;
 	}
-	while (*n && is_blank((*s)[*n - 1]))
+	while (*n && imex_is_blank((*s)[*n - 1]))
 		(*n)--;
 }
 
@@ -177,28 +157,28 @@ static int parse_addr(const char *s, size_t n, struct addr *a, char *err,
 {
 	const char *host, *port;
 	size_t hn, pn;
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 	bool v6;
 
 	memset(a, 0, sizeof(*a));
 	if (split_addr(s, n, &host, &hn, &port, &pn, &v6) || hn > HOST_MAX)
 		return fail(err, errlen, "'%s' is not HOST, HOST:PORT, IP, IP:PORT or [IPv6]:PORT",
-			    show(b, sizeof(b), s, n));
+			    imex_text_show(b, sizeof(b), s, n));
 	if (port && parse_port(port, pn, &a->port))
 		return fail(err, errlen, "'%s': the port is not 1..65535",
-			    show(b, sizeof(b), s, n));
+			    imex_text_show(b, sizeof(b), s, n));
 	memcpy(a->host, host, hn);
 	a->host[hn] = '\0';
 	if (v6) {
 		if (inet_pton(AF_INET6, a->host, a->ip) != 1)
 			return fail(err, errlen, "'%s' is not a valid IPv6 address",
-				    show(b, sizeof(b), s, n));
+				    imex_text_show(b, sizeof(b), s, n));
 		a->af = AF_INET6;
 	} else if (inet_pton(AF_INET, a->host, a->ip) == 1) {
 		a->af = AF_INET;
 	} else if (!host_ok(host, hn)) {
 		return fail(err, errlen, "'%s' is neither an IP address nor a host name",
-			    show(b, sizeof(b), a->host, hn));
+			    imex_text_show(b, sizeof(b), a->host, hn));
 	}
 	return 0;
 }
@@ -242,7 +222,7 @@ static bool has_blank(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (is_blank(s[i]))
+		if (imex_is_blank(s[i]))
 			return true;
 	return false;
 }
@@ -252,7 +232,7 @@ static int entry(const char *s, size_t n, struct imexd_member *m, char *key,
 {
 	const char *eq, *name = NULL, *as = s;
 	size_t an = n, nn = 0;
-	char b[SHOW_MAX + 8];
+	char b[IMEX_SHOW_MAX + 8];
 	struct imexd_member t;
 	struct addr a;
 	int ret;
@@ -271,13 +251,13 @@ static int entry(const char *s, size_t n, struct imexd_member *m, char *key,
 	}
 	if (has_blank(as, an) || has_blank(name, nn))
 		return fail(err, errlen, "'%s': one node per entry, without spaces inside",
-			    show(b, sizeof(b), s, n));
+			    imex_text_show(b, sizeof(b), s, n));
 	ret = parse_addr(as, an, &a, err, errlen);
 	if (ret)
 		return ret;
 	if (!eq && a.af)
 		return fail(err, errlen, "'%s' is an IP address, which gives the node no name: write NAME=%s",
-			    show(b, sizeof(b), as, an), b);
+			    imex_text_show(b, sizeof(b), as, an), b);
 	if (!eq) {
 		name = a.host;
 		nn = strlen(a.host);
@@ -285,15 +265,15 @@ static int entry(const char *s, size_t n, struct imexd_member *m, char *key,
 	memset(&t, 0, sizeof(t));
 	if (nn >= sizeof(t.name))
 		return fail(err, errlen, "node name '%s' is longer than %d characters%s",
-			    show(b, sizeof(b), name, nn), IMEX_NAME_MAX - 1,
+			    imex_text_show(b, sizeof(b), name, nn), IMEX_NAME_MAX - 1,
 			    eq ? "" : ": write NAME=ADDR");
 	memcpy(t.name, name, nn);
 	if (!imexd_name_valid(t.name))
 		return fail(err, errlen, "node name '%s' is not valid: use letters, digits, '_', '.', '-'",
-			    show(b, sizeof(b), name, nn));
+			    imex_text_show(b, sizeof(b), name, nn));
 	if (format_addr(&a, t.addr, sizeof(t.addr)))
 		return fail(err, errlen, "address '%s' is longer than %d characters",
-			    show(b, sizeof(b), as, an), IMEXD_ADDR_MAX);
+			    imex_text_show(b, sizeof(b), as, an), IMEXD_ADDR_MAX);
 	if (key)
 		canon_addr(&a, key, keylen);
 	*m = t;

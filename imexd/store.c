@@ -21,11 +21,11 @@
 
 #include <json-c/json.h>
 
+#include "imex_uuid.h"
 #include "store.h"
 #include "store_file.h"
 
 #define NODE_FILE	"node.json"
-#define UUID_TEXT_LEN	36
 #define NODE_FILE_MAX	4096
 
 struct imexd_store {
@@ -35,52 +35,7 @@ struct imexd_store {
 	uint8_t uuid[16];
 };
 
-/* ---- UUID text and JSON helpers ------------------------------------------ */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, exactly @n bytes of @s. */
-static int uuid_parse(const char *s, size_t n, uint8_t out[16])
-{
-	uint8_t u[16];
-	size_t i, k = 0;
-	int hi, lo;
-
-	if (n != UUID_TEXT_LEN)
-		return -EINVAL;
-	for (i = 0; i < n;) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i++] != '-')
-				return -EINVAL;
-			continue;
-		}
-		hi = hexval(s[i]);
-		lo = hexval(s[i + 1]);
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		u[k++] = (uint8_t)(hi << 4 | lo);
-		i += 2;
-	}
-	memcpy(out, u, sizeof(u));
-	return 0;
-}
-
-static void uuid_unparse(const uint8_t u[16], char out[UUID_TEXT_LEN + 1])
-{
-	snprintf(out, UUID_TEXT_LEN + 1,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
-}
+/* ---- JSON helpers --------------------------------------------------------- */
 
 /* Add @v under @k, dropping @v if that fails; false on any failure. */
 static bool put(json_object *o, const char *k, json_object *v)
@@ -96,9 +51,9 @@ static bool put(json_object *o, const char *k, json_object *v)
 
 static json_object *uuid_json(const uint8_t u[16])
 {
-	char s[UUID_TEXT_LEN + 1];
+	char s[IMEX_UUID_TEXT_LEN + 1];
 
-	uuid_unparse(u, s);
+	imex_uuid_format(u, s);
 	return json_object_new_string(s);
 }
 
@@ -155,8 +110,8 @@ static int get_uuid(const struct jctx *c, json_object *o, const char *k,
 	json_object *v = get(o, k);
 
 	if (!json_object_is_type(v, json_type_string) ||
-	    uuid_parse(json_object_get_string(v),
-		       (size_t)json_object_get_string_len(v), out))
+	    imex_uuid_parse(json_object_get_string(v),
+			    (size_t)json_object_get_string_len(v), out))
 		return jfail(c, "'%s' is not a UUID", k);
 	return 0;
 }
