@@ -36,6 +36,7 @@
 #include <linux/netlink.h>
 #include <linux/imex.h>
 
+#include "imex_extack.h"
 #include "imex-nl.h"
 #include "failnth.h"
 
@@ -102,24 +103,12 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	struct ctx *c = arg;
 	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
 	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	size_t off = sizeof(*e);
-	int len;
 
 	(void)nla;
 	c->err = -e->error;
-	c->msg[0] = 0;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NL_STOP;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
-	if (len <= 0)
-		return NL_STOP;
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
-		      len, NULL) == 0 && tb[NLMSGERR_ATTR_MSG])
-		snprintf(c->msg, sizeof(c->msg), "%s",
-			 (char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
-	if (tb[NLMSGERR_ATTR_MISS_TYPE] && !c->msg[0])
+	imex_extack_msg(nlh, c->msg, sizeof(c->msg));
+	if (!c->msg[0] && !imex_extack_parse(nlh, tb) &&
+	    tb[NLMSGERR_ATTR_MISS_TYPE])
 		snprintf(c->msg, sizeof(c->msg), "missing attribute %u",
 			 nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
 	return NL_STOP;
