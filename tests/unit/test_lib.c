@@ -274,6 +274,21 @@ static void test_extended_ack_text_is_found_capped_or_not(void **state)
 	assert_string_equal(msg, "");
 }
 
+/* The TLVs themselves, for callers that want more than the text. */
+static void test_extended_ack_tlvs_are_parsed_only_when_present(void **state)
+{
+	unsigned char buf[256] __attribute__((aligned(4)));
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+	(void)state;
+	build_ack(buf, sizeof(buf), false, "x");
+	assert_int_equal(imex_extack_parse((struct nlmsghdr *)buf, tb), 0);
+	assert_non_null(tb[NLMSGERR_ATTR_MSG]);
+	assert_null(tb[NLMSGERR_ATTR_OFFS]);
+	build_ack(buf, sizeof(buf), true, NULL);
+	assert_int_equal(imex_extack_parse((struct nlmsghdr *)buf, tb), -1);
+}
+
 static struct nl_msg *genl_msg(uint8_t cmd, uint32_t seq)
 {
 	struct nl_msg *m = nlmsg_alloc_size(65536);
@@ -765,6 +780,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_errmsg_is_cleared_by_a_successful_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_refusals_become_sentences, setup, teardown),
 		cmocka_unit_test(test_extended_ack_text_is_found_capped_or_not),
+		cmocka_unit_test(test_extended_ack_tlvs_are_parsed_only_when_present),
 		cmocka_unit_test(test_domain_reply_is_parsed_with_members_views_and_ids),
 		cmocka_unit_test(test_domain_reasons_and_since_are_parsed),
 		cmocka_unit_test(test_malformed_replies_are_protocol_errors),
