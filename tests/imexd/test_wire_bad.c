@@ -505,14 +505,14 @@ static void bad_revoke_long(struct fb *f)
 struct bad_case {
 	const char *name;
 	void (*build)(struct fb *f);
-	int err;
 	const char *why;	/* the reason the decoder must give */
 	size_t at;		/* no build: a HELLO with byte @at set to @v */
+	int err;
 	uint8_t v;
 };
 
-#define BAD(fn, e, w) { #fn, fn, e, w, 0, 0 }
-#define POKE(name, at, v, e, w) { #name, NULL, e, w, at, v }
+#define BAD(fn, e, w) { #fn, fn, w, 0, e, 0 }
+#define POKE(name, at, v, e, w) { #name, NULL, w, at, e, v }
 
 static const struct bad_case bad_cases[] = {
 	BAD(bad_empty, -EBADMSG, "truncated header"),
