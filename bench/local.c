@@ -19,6 +19,35 @@
 /* Slices per repetition of the in-process loops (see cmd_openclose). */
 #define CHUNKS 10
 
+/* ITER and REPS (argv[1], argv[2]): ITER per slice, REPS in *@reps. */
+static unsigned long iter_reps(char **argv, unsigned long *reps)
+{
+	unsigned long iter = arg_ul(argv[1], "ITER");
+
+	*reps = arg_ul(argv[2], "REPS");
+	return iter / CHUNKS + 1;
+}
+
+/*
+ * The directory of channel device @path, opened O_PATH (or -1, errno set),
+ * and in *@name (to free) the device's name in it.
+ */
+static int channel_dir(const char *path, char **name)
+{
+	char *base = strdup(path), *dir = strdup(path);
+	int fd, e;
+
+	*name = base ? strdup(basename(base)) : NULL;
+	if (!*name || !dir)
+		die("out of memory");
+	fd = open(dirname(dir), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	e = errno;
+	free(base);
+	free(dir);
+	errno = e;
+	return fd;
+}
+
 static uint64_t open_loop(int dir, const char *name, unsigned long iter)
 {
 	uint64_t t0 = now_ns();
@@ -46,20 +75,13 @@ static uint64_t open_loop(int dir, const char *name, unsigned long iter)
 int cmd_openclose(int argc, char **argv)
 {
 	unsigned long iter, reps;
-	char *path, *dirpath, *name;
+	char *name;
 	int chdir_fd, devdir;
 
 	if (argc != 3)
 		die("usage: openclose CHANNEL_PATH ITER REPS");
-	iter = arg_ul(argv[1], "ITER");
-	reps = arg_ul(argv[2], "REPS");
-	iter = iter / CHUNKS + 1;
-	path = strdup(argv[0]);
-	dirpath = strdup(argv[0]);
-	if (!path || !dirpath)
-		die("out of memory");
-	name = basename(path);
-	chdir_fd = open(dirname(dirpath), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	iter = iter_reps(argv, &reps);
+	chdir_fd = channel_dir(argv[0], &name);
 	devdir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (chdir_fd < 0 || devdir < 0)
 		die("cannot open the device directories: %s", strerror(errno));
@@ -77,8 +99,7 @@ int cmd_openclose(int argc, char **argv)
 		}
 		sample("channel_open", (double)ch / iter, (double)nul / iter);
 	}
-	free(path);
-	free(dirpath);
+	free(name);
 	return 0;
 }
 
@@ -130,22 +151,15 @@ static void pause_loader(pid_t pid)
 int cmd_openclose_busy(int argc, char **argv)
 {
 	unsigned long iter, reps;
-	char *path, *dirpath, *name;
+	char *name;
 	pid_t loader;
 	int dir;
 
 	if (argc != 4)
 		die("usage: openclose-busy CHANNEL_PATH ITER REPS LOADER_PID");
-	iter = arg_ul(argv[1], "ITER");
-	reps = arg_ul(argv[2], "REPS");
+	iter = iter_reps(argv, &reps);
 	loader = (pid_t)arg_ul(argv[3], "LOADER_PID");
-	iter = iter / CHUNKS + 1;
-	path = strdup(argv[0]);
-	dirpath = strdup(argv[0]);
-	if (!path || !dirpath)
-		die("out of memory");
-	name = basename(path);
-	dir = open(dirname(dirpath), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dir = channel_dir(argv[0], &name);
 	if (dir < 0)
 		die("cannot open the device directory: %s", strerror(errno));
 	open_loop(dir, name, iter / 10 + 1);	/* warm caches */
@@ -167,8 +181,7 @@ int cmd_openclose_busy(int argc, char **argv)
 		       (double)idle / iter);
 	}
 	close(dir);
-	free(path);
-	free(dirpath);
+	free(name);
 	return 0;
 }
 
@@ -188,9 +201,7 @@ int cmd_resolve(int argc, char **argv)
 
 	if (argc != 3)
 		die("usage: resolve CHANNEL_PATH ITER REPS");
-	iter = arg_ul(argv[1], "ITER");
-	reps = arg_ul(argv[2], "REPS");
-	iter = iter / CHUNKS + 1;
+	iter = iter_reps(argv, &reps);
 	fd = open(argv[0], O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		die("open %s: %s", argv[0], strerror(errno));

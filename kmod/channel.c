@@ -57,6 +57,35 @@ static u32 imex_attr_u32(const struct nlattr *a, u32 def)
 	return a ? nla_get_u32(a) : def;
 }
 
+/* How many attributes @list (NULL: none) nests. */
+u32 imex_nla_count(const struct nlattr *list)
+{
+	const struct nlattr *e;
+	u32 count = 0;
+	int rem;
+
+	if (list)
+		nla_for_each_nested(e, list, rem)
+			count++;
+	return count;
+}
+
+/* IMEX_A_CHANNELS entry @e parsed into @tb; it must have an id. */
+int imex_channel_entry_parse(struct nlattr **tb, struct nlattr *e,
+			     struct netlink_ext_ack *extack)
+{
+	int err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
+				   extack);
+
+	if (err)
+		return err;
+	if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
+		NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Parse a channel set into specs sorted by id, refusing duplicates:
  * @entries, IMEX_A_CHANNELS entries, each with its own owner and mode;
@@ -75,9 +104,7 @@ int imex_channels_parse(struct nlattr *entries, struct nlattr *ids,
 
 	*out = NULL;
 	*n = 0;
-	if (entries)
-		nla_for_each_nested(e, entries, rem)
-			count++;
+	count = imex_nla_count(entries);
 	if (count > IMEX_CHANNELS_PER_MSG) {
 		imex_extack_fmt(extack, "%u channels in one message; at most %u",
 				count, IMEX_CHANNELS_PER_MSG);
@@ -97,15 +124,9 @@ int imex_channels_parse(struct nlattr *entries, struct nlattr *ids,
 		return -ENOMEM;
 	if (entries) {
 		nla_for_each_nested(e, entries, rem) {
-			err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e,
-					       NULL, extack);
+			err = imex_channel_entry_parse(tb, e, extack);
 			if (err)
 				goto fail;
-			if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
-				NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
-				err = -EINVAL;
-				goto fail;
-			}
 			s[i].id = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
 			s[i].uid = make_kuid(&init_user_ns,
 					     imex_attr_u32(tb[IMEX_A_CHANNEL_ENTRY_UID], 0));

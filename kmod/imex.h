@@ -231,6 +231,9 @@ struct imex_chan_spec {
 	umode_t	mode;
 };
 
+u32 imex_nla_count(const struct nlattr *list);
+int imex_channel_entry_parse(struct nlattr **tb, struct nlattr *e,
+			     struct netlink_ext_ack *extack);
 int imex_channels_parse(struct nlattr *entries, struct nlattr *ids,
 			struct nlattr **owner, struct imex_chan_spec **out,
 			u32 *n, struct netlink_ext_ack *extack);

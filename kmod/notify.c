@@ -45,14 +45,20 @@ bool imex_events_listened(void)
 				  IMEX_GRP_EVENTS);
 }
 
+/* A new event @cmd, or NULL when nobody listens (or no memory). */
+static struct sk_buff *imex_event_new(u8 cmd, void **hdr, size_t size)
+{
+	if (!imex_events_listened())
+		return NULL;
+	return imex_notify_new(cmd, hdr, size);
+}
+
 void imex_notify_domain(u8 cmd, const struct imex_domain *d)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	if (!imex_events_listened())
-		return;
-	skb = imex_notify_new(cmd, &hdr, NLMSG_DEFAULT_SIZE);
+	skb = imex_event_new(cmd, &hdr, NLMSG_DEFAULT_SIZE);
 	if (skb)
 		imex_notify_send(skb, hdr, imex_put_domain(skb, d, false),
 				 IMEX_GRP_EVENTS);
@@ -80,9 +86,7 @@ void imex_notify_imports_revoked(const char *domain, const uuid_t *duuid,
 	void *hdr;
 	int err;
 
-	if (!imex_events_listened())
-		return;
-	skb = imex_notify_new(IMEX_CMD_IMPORTS_REVOKED, &hdr, NLMSG_GOODSIZE);
+	skb = imex_event_new(IMEX_CMD_IMPORTS_REVOKED, &hdr, NLMSG_GOODSIZE);
 	if (!skb)
 		return;
 	err = nla_put_string(skb, IMEX_A_DOMAIN_NAME, domain) ||
@@ -98,9 +102,7 @@ void imex_notify_channel(u8 cmd, const struct imex_channel *ch)
 	struct sk_buff *skb;
 	void *hdr;
 
-	if (!imex_events_listened())
-		return;
-	skb = imex_notify_new(cmd, &hdr, NLMSG_DEFAULT_SIZE);
+	skb = imex_event_new(cmd, &hdr, NLMSG_DEFAULT_SIZE);
 	if (skb)
 		imex_notify_send(skb, hdr, imex_put_channel(skb, ch),
 				 IMEX_GRP_EVENTS);
@@ -111,9 +113,7 @@ void imex_notify_node(void)
 	struct sk_buff *skb;
 	void *hdr;
 
-	if (!imex_events_listened())
-		return;
-	skb = imex_notify_new(IMEX_CMD_NODE_SET, &hdr, NLMSG_DEFAULT_SIZE);
+	skb = imex_event_new(IMEX_CMD_NODE_SET, &hdr, NLMSG_DEFAULT_SIZE);
 	if (skb)
 		imex_notify_send(skb, hdr, imex_put_node(skb, false), IMEX_GRP_EVENTS);
 }
@@ -123,9 +123,7 @@ void imex_notify_manager(u8 cmd, u32 pid)
 	struct sk_buff *skb;
 	void *hdr;
 
-	if (!imex_events_listened())
-		return;
-	skb = imex_notify_new(cmd, &hdr, NLMSG_GOODSIZE);
+	skb = imex_event_new(cmd, &hdr, NLMSG_GOODSIZE);
 	if (skb)
 		imex_notify_send(skb, hdr,
 				 nla_put_u32(skb, IMEX_A_MANAGER_PID, pid),
@@ -139,10 +137,8 @@ void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 	void *hdr;
 	int err;
 
-	if (!imex_events_listened())
-		return;
-	skb = imex_notify_new(IMEX_CMD_REQ_DONE, &hdr,
-			      NLMSG_GOODSIZE + nla_total_size(res->ids_len));
+	skb = imex_event_new(IMEX_CMD_REQ_DONE, &hdr,
+			     NLMSG_GOODSIZE + nla_total_size(res->ids_len));
 	if (!skb)
 		return;
 	err = nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id, IMEX_A_PAD) ||
@@ -160,9 +156,10 @@ void imex_notify_req_done(u64 id, u32 cmd, u32 status, const char *domain,
 /*
  * Upcalls to the manager.  Unlike an event, an upcall that cannot be built
  * is an error for its caller: nothing else would wake the manager, and the
- * request or import would wait out its timeout for nothing.
+ * request or import would wait out its timeout for nothing.  This one
+ * carries @val as @attr, or no attribute when @attr is 0.
  */
-int imex_notify_mgr(u8 cmd, u64 import_id)
+static int imex_notify_mgr_u64(u8 cmd, int attr, u64 val)
 {
 	struct sk_buff *skb;
 	void *hdr;
@@ -175,26 +172,18 @@ int imex_notify_mgr(u8 cmd, u64 import_id)
 	if (!skb)
 		return -ENOMEM;
 	imex_notify_send(skb, hdr,
-			 import_id ? nla_put_u64_64bit(skb, IMEX_A_IMPORT_ID,
-						       import_id, IMEX_A_PAD) : 0,
+			 attr ? nla_put_u64_64bit(skb, attr, val, IMEX_A_PAD) : 0,
 			 IMEX_GRP_MANAGER);
 	return 0;
 }
 
+int imex_notify_mgr(u8 cmd, u64 import_id)
+{
+	return imex_notify_mgr_u64(cmd, import_id ? IMEX_A_IMPORT_ID : 0,
+				   import_id);
+}
+
 int imex_notify_req_queued(u64 id)
 {
-	struct sk_buff *skb;
-	void *hdr;
-
-	if (imex_unloading ||
-	    !genl_has_listeners(&imex_genl_family, &init_net,
-				IMEX_GRP_MANAGER))
-		return 0;
-	skb = imex_notify_new(IMEX_CMD_REQ_NOTIFY, &hdr, NLMSG_GOODSIZE);
-	if (!skb)
-		return -ENOMEM;
-	imex_notify_send(skb, hdr,
-			 nla_put_u64_64bit(skb, IMEX_A_REQ_ID, id, IMEX_A_PAD),
-			 IMEX_GRP_MANAGER);
-	return 0;
+	return imex_notify_mgr_u64(IMEX_CMD_REQ_NOTIFY, IMEX_A_REQ_ID, id);
 }

@@ -206,11 +206,10 @@ static int imex_req_channel_ids(struct genl_info *info, u32 **ids, u32 *n)
 	struct nlattr *tb[IMEX_A_CHANNEL_ENTRY_MAX + 1];
 	struct nlattr *list = info->attrs[IMEX_A_CHANNELS];
 	struct nlattr *e;
-	u32 count = 0, i;
+	u32 count, i;
 	int rem, err;
 
-	nla_for_each_nested(e, list, rem)
-		count++;
+	count = imex_nla_count(list);
 	if (count > IMEX_CHANNELS_PER_MSG) {
 		imex_extack_fmt(extack, "%u channels in one request: at most %u",
 				count, IMEX_CHANNELS_PER_MSG);
@@ -221,15 +220,9 @@ static int imex_req_channel_ids(struct genl_info *info, u32 **ids, u32 *n)
 		return -ENOMEM;
 	i = 0;
 	nla_for_each_nested(e, list, rem) {
-		err = nla_parse_nested(tb, IMEX_A_CHANNEL_ENTRY_MAX, e, NULL,
-				       extack);
+		err = imex_channel_entry_parse(tb, e, extack);
 		if (err)
 			goto fail;
-		if (!tb[IMEX_A_CHANNEL_ENTRY_ID]) {
-			NL_SET_ERR_MSG_ATTR(extack, e, "channel entry has no id");
-			err = -EINVAL;
-			goto fail;
-		}
 		(*ids)[i++] = nla_get_u32(tb[IMEX_A_CHANNEL_ENTRY_ID]);
 	}
 	sort(*ids, count, sizeof(**ids), imex_u32_cmp, NULL);
