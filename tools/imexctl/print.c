@@ -42,12 +42,14 @@ static void attach(const char *key, struct json_object *val)
 		json_object_object_add(top, key, val);
 }
 
-static void open_container(const char *key, struct json_object *c)
+/* JSON mode: a new container from @make, under @key, innermost from now. */
+static void open_container(const char *key, struct json_object *(*make)(void))
 {
-	if (P.depth == PRINT_DEPTH_MAX) {
-		json_object_put(c);
+	struct json_object *c;
+
+	if (!P.json || P.depth == PRINT_DEPTH_MAX)
 		return;
-	}
+	c = make();
 	if (P.depth)
 		attach(key, c);
 	P.stack[P.depth++] = c;
@@ -55,7 +57,7 @@ static void open_container(const char *key, struct json_object *c)
 
 static void close_container(void)
 {
-	if (!P.depth)
+	if (!P.json || !P.depth)
 		return;
 	if (--P.depth == 0) {
 		json_print(P.stack[0]);
@@ -66,26 +68,22 @@ static void close_container(void)
 
 void print_open_object(const char *key)
 {
-	if (P.json)
-		open_container(key, json_object_new_object());
-}
-
-void print_close_object(void)
-{
-	if (P.json)
-		close_container();
+	open_container(key, json_object_new_object);
 }
 
 void print_open_array(const char *key)
 {
-	if (P.json)
-		open_container(key, json_object_new_array());
+	open_container(key, json_object_new_array);
+}
+
+void print_close_object(void)
+{
+	close_container();
 }
 
 void print_close_array(void)
 {
-	if (P.json)
-		close_container();
+	close_container();
 }
 
 void print_json(const char *key, struct json_object *val)
