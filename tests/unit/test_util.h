@@ -10,6 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Read what was written to @f (from its start) into @buf; closes @f. */
+static inline void slurp(FILE *f, char *buf, size_t size)
+{
+	size_t n;
+
+	rewind(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
 /* A fresh directory under $TMPDIR; removed (one level deep) by rm_tree(). */
 static inline char *make_tmpdir(void)
 {

@@ -48,6 +48,28 @@ int cli_positional(const struct cli_opts *o, char ***args);
 int cli_bad_value(const struct cli_opts *o, const char *opt, const char *arg,
 		  const char *why);
 /*
+ * The end of an option loop that stopped at @c: 0 to go on, CLI_HELP or
+ * EXIT_USAGE.  cli_no_args() then refuses any positional argument;
+ * cli_one_arg() wants exactly one (@missing is the error without), and
+ * cli_one_name() one that is a name (@kind says which, in errors).
+ * @missing is a whole message, so that check-messages.sh sees it.
+ */
+int cli_opts_end(int c);
+int cli_no_args(const struct cli_opts *o, int c);
+/* cli_no_args(), and the error @missing without the option's value @val. */
+int cli_no_args_need(const struct cli_opts *o, int c, const void *val, const char *missing)
+	__attribute__((format(printf, 4, 0)));
+int cli_one_arg(const struct cli_opts *o, int c, char **arg, const char *missing)
+	__attribute__((format(printf, 4, 0)));
+int cli_one_name(const struct cli_opts *o, int c, const char **name, const char *kind,
+		 const char *missing)
+	__attribute__((format(printf, 5, 0)));
+
+/* optarg of --domain NAME, or of --channel ID (one more in @ids): 0 or EXIT_USAGE. */
+int cli_opt_domain(const struct cli_opts *o, const char **domain);
+int cli_opt_channel(const struct cli_opts *o, struct cli_ids *ids);
+
+/*
  * A verb with --json, one option @opt taking a VALUE and no argument:
  * @check (0, or -1 and a why) vets VALUE, which lands in *@value.
  */
@@ -62,6 +84,8 @@ int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
  * positional arguments in *@pos (*@n of them), EXIT_USAGE or CLI_HELP.
  */
 extern const struct option cli_timeout_longopts[];
+/* Only the options: 0, EXIT_USAGE or CLI_HELP, as cli_opts_end() takes. */
+int cli_timeout_opts(struct cli_opts *o, int *timeout_ms);
 int cli_timeout_parse(struct cli_opts *o, int *timeout_ms, char ***pos, int *n);
 
 struct module_load_args {

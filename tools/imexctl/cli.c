@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "print.h"
 
 #define IMEXCTL_VERSION "1.0.0"
 
@@ -138,6 +139,96 @@ int cli_bad_value(const struct cli_opts *o, const char *opt, const char *arg,
 	return cli_usage_error(o->cmd, o->synopsis, "invalid %s '%s': %s", opt, arg, why);
 }
 
+int cli_opts_end(int c)
+{
+	if (c == OPT_END)
+		return 0;
+	return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+}
+
+int cli_no_args(const struct cli_opts *o, int c)
+{
+	char **pos;
+	int r = cli_opts_end(c);
+
+	if (r)
+		return r;
+	if (cli_positional(o, &pos) > 0)
+		return cli_usage_error(o->cmd, o->synopsis, "unexpected argument '%s'", pos[0]);
+	return 0;
+}
+
+int cli_no_args_need(const struct cli_opts *o, int c, const void *val, const char *missing)
+{
+	int r = cli_no_args(o, c);
+
+	if (!r && !val)
+		r = cli_usage_error(o->cmd, o->synopsis, "%s", missing);
+	return r;
+}
+
+int cli_one_arg(const struct cli_opts *o, int c, char **arg, const char *missing)
+{
+	char **pos;
+	int n, r = cli_opts_end(c);
+
+	if (r)
+		return r;
+	n = cli_positional(o, &pos);
+	if (n < 1)
+		return cli_usage_error(o->cmd, o->synopsis, "%s", missing);
+	if (n > 1)
+		return cli_usage_error(o->cmd, o->synopsis, "unexpected argument '%s'", pos[1]);
+	*arg = pos[0];
+	return 0;
+}
+
+int cli_one_name(const struct cli_opts *o, int c, const char **name, const char *kind,
+		 const char *missing)
+{
+	const char *why = NULL;
+	char *arg = NULL;
+	int r = cli_one_arg(o, c, &arg, missing);
+
+	if (r)
+		return r;
+	if (parse_name(arg, &why) < 0)
+		return cli_bad_value(o, kind, arg, why);
+	*name = arg;
+	return 0;
+}
+
+int cli_opt_domain(const struct cli_opts *o, const char **domain)
+{
+	const char *why = NULL;
+
+	if (parse_name(optarg, &why) < 0)
+		return cli_bad_value(o, "--domain", optarg, why);
+	*domain = optarg;
+	return 0;
+}
+
+int cli_opt_channel(const struct cli_opts *o, struct cli_ids *ids)
+{
+	const char *why = NULL;
+	uint32_t id;
+
+	if (parse_u32(optarg, 0, IMEXCTL_CHANNELS_MAX - 1, &id, &why) < 0 ||
+	    cli_ids_add(ids, id, &why) < 0)
+		return cli_bad_value(o, "--channel", optarg, why);
+	return 0;
+}
+
+int cli_start(struct cli *cli, int parsed, bool json)
+{
+	if (parsed)
+		return parsed == CLI_HELP ? EXIT_OK : parsed;
+	if (!cli_ctx(cli))
+		return EXIT_FAIL;
+	print_mode(json);
+	return CLI_GO;
+}
+
 int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
 		      int argc, char **argv, bool *json, const struct option *opt,
 		      int (*check)(const char *s, const char **why),
@@ -150,7 +241,7 @@ int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
 	};
 	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, opts, argc, argv, json);
 	const char *why = NULL;
-	char flag[64], **pos;
+	char flag[64];
 	int c;
 
 	snprintf(flag, sizeof(flag), "--%s", opt->name);
@@ -161,11 +252,7 @@ int cli_one_opt_parse(const char *cmd, const char *synopsis, const char *help,
 			*value = optarg;
 		}
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_no_args(&o, c);
 }
 
 enum { OPT_TIMEOUT_ONLY = OPT_FIRST };
@@ -176,7 +263,7 @@ const struct option cli_timeout_longopts[] = {
 	{ 0 }
 };
 
-int cli_timeout_parse(struct cli_opts *o, int *timeout_ms, char ***pos, int *n)
+int cli_timeout_opts(struct cli_opts *o, int *timeout_ms)
 {
 	const char *why = NULL;
 	int c;
@@ -186,8 +273,15 @@ int cli_timeout_parse(struct cli_opts *o, int *timeout_ms, char ***pos, int *n)
 		if (c == OPT_TIMEOUT_ONLY && parse_timeout(optarg, 1, timeout_ms, &why) < 0)
 			return cli_bad_value(o, "--timeout", optarg, why);
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	return cli_opts_end(c);
+}
+
+int cli_timeout_parse(struct cli_opts *o, int *timeout_ms, char ***pos, int *n)
+{
+	int r = cli_timeout_opts(o, timeout_ms);
+
+	if (r)
+		return r;
 	*n = cli_positional(o, pos);
 	return 0;
 }

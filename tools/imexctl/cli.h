@@ -37,7 +37,15 @@ struct cli_cmd {
 	const char *description;
 };
 
+/* Not an exit status: cli_start() made the context, the verb goes on. */
+#define CLI_GO (-3)
+
 /* cli.c */
+/*
+ * A verb's start, after its parse step returned @parsed: CLI_GO, with the
+ * library context made and print.h's mode set from @json, or the exit status.
+ */
+int cli_start(struct cli *cli, int parsed, bool json);
 int cli_main(int argc, char **argv);
 int cli_dispatch(struct cli *cli, const char *object,
 		 const struct cli_cmd *verbs, size_t n, int argc, char **argv);

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "args.h"
+#include "print.h"
 
 enum {
 	OPT_DOMAIN = OPT_FIRST, OPT_CHANNEL, OPT_ID, OPT_VENDOR, OPT_CLASS, OPT_DIR,
@@ -89,9 +90,6 @@ int cdi_generate_parse(int argc, char **argv, struct cdi_generate_args *a)
 	};
 	struct cli_opts o = CLI_OPTS("cdi generate", gen_synopsis, gen_help, opts, argc, argv,
 			      &a->json);
-	const char *why = NULL;
-	uint32_t id;
-	char **pos;
 	int c, r;
 
 	while ((c = cli_next_opt(&o)) > 0) {
@@ -103,14 +101,12 @@ int cdi_generate_parse(int argc, char **argv, struct cdi_generate_args *a)
 		}
 		switch (c) {
 		case OPT_DOMAIN:
-			if (parse_name(optarg, &why) < 0)
-				return cli_bad_value(&o, "--domain", optarg, why);
-			a->domain = optarg;
+			if (cli_opt_domain(&o, &a->domain))
+				return EXIT_USAGE;
 			break;
 		case OPT_CHANNEL:
-			if (parse_u32(optarg, 0, IMEXCTL_CHANNELS_MAX - 1, &id, &why) < 0 ||
-			    cli_ids_add(&a->ids, id, &why) < 0)
-				return cli_bad_value(&o, "--channel", optarg, why);
+			if (cli_opt_channel(&o, &a->ids))
+				return EXIT_USAGE;
 			break;
 		case OPT_STDOUT:
 			a->to_stdout = true;
@@ -126,12 +122,9 @@ int cdi_generate_parse(int argc, char **argv, struct cdi_generate_args *a)
 			break;
 		}
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	if (!a->domain)
-		return cli_usage_error(o.cmd, o.synopsis, "missing --domain");
+	r = cli_no_args_need(&o, c, a->domain, "missing --domain");
+	if (r)
+		return r;
 	if (a->to_stdout && a->opts.dir)
 		return cli_usage_error(o.cmd, o.synopsis, "give either --dir or --stdout, not both");
 	if (!a->to_stdout && !a->id)
@@ -192,12 +185,8 @@ static int cdi_generate(struct cli *cli, int argc, char **argv)
 	char *json = NULL, *path = NULL;
 	int r = cdi_generate_parse(argc, argv, &a);
 
-	if (r) {
-		free(a.ids.v);
-		return r == CLI_HELP ? EXIT_OK : r;
-	}
-	r = EXIT_FAIL;
-	if (!cli_ctx(cli))
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
 		goto out;
 	if (imexctl_cdi_spec(cli->ctx, a.domain, a.ids.v, a.ids.n, &a.opts, &json) < 0) {
 		r = cli_lib_fail(cli);
@@ -214,11 +203,9 @@ static int cdi_generate(struct cli *cli, int argc, char **argv)
 	}
 	spec = json_tokener_parse(json);
 	sum = spec_summary(a.id, path, spec);
-	if (a.json)
-		json_print(sum);
-	else
+	if (!a.json)
 		summary_print(sum, "wrote");
-	json_object_put(sum);
+	print_json(NULL, sum);
 	json_object_put(spec);
 	r = EXIT_OK;
 out:
@@ -238,7 +225,6 @@ int cdi_remove_parse(int argc, char **argv, struct cdi_remove_args *a)
 	};
 	struct cli_opts o = CLI_OPTS("cdi remove", remove_synopsis, remove_help, opts, argc, argv,
 			      &a->json);
-	char **pos;
 	int c, r;
 
 	while ((c = cli_next_opt(&o)) > 0) {
@@ -246,36 +232,20 @@ int cdi_remove_parse(int argc, char **argv, struct cdi_remove_args *a)
 		if (r == EXIT_USAGE)
 			return EXIT_USAGE;
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	if (!a->id)
-		return cli_usage_error(o.cmd, o.synopsis, "missing --id");
-	return 0;
+	return cli_no_args_need(&o, c, a->id, "missing --id");
 }
 
 static int cdi_remove(struct cli *cli, int argc, char **argv)
 {
 	struct cdi_remove_args a = { .json = cli->json };
-	struct json_object *o;
 	int r = cdi_remove_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_cdi_remove(cli->ctx, a.id, &a.opts) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "id", json_object_new_string(a.id));
-		json_object_object_add(o, "removed", json_object_new_boolean(1));
-		json_print(o);
-		json_object_put(o);
-	} else {
-		printf("removed CDI spec %s\n", a.id);
-	}
+	print_done("id", a.id, "removed", "removed CDI spec %s\n");
 	return EXIT_OK;
 }
 
@@ -285,37 +255,31 @@ int cdi_list_parse(int argc, char **argv, struct cdi_list_args *a)
 	struct cli_opts o = CLI_OPTS("cdi list", list_synopsis, list_help, opts, argc, argv,
 			      &a->json);
 	const char *unused = NULL;
-	char **pos;
 	int c;
 
 	while ((c = cli_next_opt(&o)) > 0) {
 		if (common_opt(&o, c, &a->opts, &unused) == EXIT_USAGE)
 			return EXIT_USAGE;
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_no_args(&o, c);
 }
 
 static int cdi_list(struct cli *cli, int argc, char **argv)
 {
 	struct cdi_list_args a = { .json = cli->json };
 	struct imexctl_cdi_entry *v = NULL;
-	struct json_object *arr, *spec, *sum, *ver, *devs;
+	struct json_object *spec, *sum, *ver, *devs;
 	struct table *t = NULL;
 	char ndev[16];
 	size_t i, n = 0;
 	int r = cdi_list_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_cdi_list(cli->ctx, &a.opts, &v, &n) < 0)
 		return cli_lib_fail(cli);
-	arr = json_object_new_array();
+	print_open_array(NULL);
 	if (!a.json && n)
 		t = table_new(4, "ID", "CDIVERSION", "DEVICES", "PATH");
 	for (i = 0; i < n; i++) {
@@ -329,17 +293,15 @@ static int cdi_list(struct cli *cli, int argc, char **argv)
 		snprintf(ndev, sizeof(ndev), "%zu", json_object_array_length(devs));
 		table_add(t, v[i].id, ver ? json_object_get_string(ver) : "invalid",
 			  spec ? ndev : "-", v[i].path);
-		json_object_array_add(arr, sum);
+		print_json(NULL, sum);
 		json_object_put(spec);
 	}
-	if (a.json)
-		json_print(arr);
-	else if (t)
+	print_close_array();
+	if (t)
 		table_print(t);
-	else
+	else if (!a.json)
 		printf("no CDI specs from imexctl in %s\n", a.opts.dir ? a.opts.dir : IMEXCTL_CDI_DIR);
 	table_free(t);
-	json_object_put(arr);
 	imexctl_cdi_list_free(v, n);
 	return EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "args.h"
+#include "print.h"
 
 enum { OPT_DOMAIN = OPT_FIRST, OPT_OWNER, OPT_MODE, OPT_COUNT, OPT_CHANNEL, OPT_TIMEOUT };
 
@@ -65,24 +66,21 @@ static int channel_list(struct cli *cli, int argc, char **argv)
 {
 	struct channel_list_args a = { .json = cli->json };
 	struct imexctl_channel *v = NULL;
-	struct json_object *arr;
 	struct table *t;
 	char id[16], owner[32], mode[8], open[16], minor[16];
 	size_t i, n = 0;
 	int r = channel_list_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_channel_list(cli->ctx, a.domain, &v, &n) < 0)
 		return cli_lib_fail(cli);
 	if (a.json) {
-		arr = json_object_new_array();
+		print_open_array(NULL);
 		for (i = 0; i < n; i++)
-			json_object_array_add(arr, channel_json(&v[i]));
-		json_print(arr);
-		json_object_put(arr);
+			print_json(NULL, channel_json(&v[i]));
+		print_close_array();
 	} else if (!n) {
 		printf("no channels%s%s on this node\n", a.domain ? " in domain " : "",
 		       a.domain ? a.domain : "");
@@ -116,8 +114,8 @@ int channel_set_parse(int argc, char **argv, struct channel_set_args *a)
 			      &a->json);
 	struct imexctl_channel_change *ch = &a->change;
 	const char *why = NULL;
-	char **pos;
-	int c, n;
+	char *ref = NULL;
+	int c, r;
 
 	while ((c = cli_next_opt(&o)) > 0) {
 		switch (c) {
@@ -133,15 +131,11 @@ int channel_set_parse(int argc, char **argv, struct channel_set_args *a)
 			break;
 		}
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 1)
-		return cli_usage_error(o.cmd, o.synopsis, "missing DOMAIN/ID");
-	if (n > 1)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
-	if (parse_channel_ref(pos[0], a->domain, sizeof(a->domain), &a->id, &why) < 0)
-		return cli_bad_value(&o, "channel", pos[0], why);
+	r = cli_one_arg(&o, c, &ref, "missing DOMAIN/ID");
+	if (r)
+		return r;
+	if (parse_channel_ref(ref, a->domain, sizeof(a->domain), &a->id, &why) < 0)
+		return cli_bad_value(&o, "channel", ref, why);
 	if (!ch->set_owner && !ch->set_mode)
 		return cli_usage_error(o.cmd, o.synopsis, "nothing to change: give --owner or --mode");
 	return 0;
@@ -151,21 +145,17 @@ static int channel_set(struct cli *cli, int argc, char **argv)
 {
 	struct channel_set_args a = { .json = cli->json };
 	struct imexctl_channel ch;
-	struct json_object *o;
 	int r = channel_set_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_channel_set(cli->ctx, a.domain, a.id, &a.change) < 0)
 		return cli_lib_fail(cli);
 	if (imexctl_channel_get(cli->ctx, a.id, &ch) < 0)
 		return cli_lib_fail(cli);
 	if (a.json) {
-		o = channel_json(&ch);
-		json_print(o);
-		json_object_put(o);
+		print_json(NULL, channel_json(&ch));
 	} else {
 		printf("channel %s/%u: owner %u:%u, mode %04o\n", ch.domain, ch.id, ch.uid,
 		       ch.gid, ch.mode & 07777);
@@ -187,18 +177,15 @@ int channel_alloc_parse(int argc, char **argv, struct channel_alloc_args *a)
 			      &a->json);
 	const char *why = NULL;
 	bool have_count = false;
-	uint32_t id;
-	char **pos;
-	int c;
+	int c, r;
 
 	a->count = 1;
 	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
 	while ((c = cli_next_opt(&o)) > 0) {
 		switch (c) {
 		case OPT_DOMAIN:
-			if (parse_name(optarg, &why) < 0)
-				return cli_bad_value(&o, "--domain", optarg, why);
-			a->domain = optarg;
+			if (cli_opt_domain(&o, &a->domain))
+				return EXIT_USAGE;
 			break;
 		case OPT_COUNT:
 			if (parse_u32(optarg, 1, IMEXCTL_CHANNELS_PER_REQUEST, &a->count, &why) < 0)
@@ -206,9 +193,8 @@ int channel_alloc_parse(int argc, char **argv, struct channel_alloc_args *a)
 			have_count = true;
 			break;
 		case OPT_CHANNEL:
-			if (parse_u32(optarg, 0, IMEXCTL_CHANNELS_MAX - 1, &id, &why) < 0 ||
-			    cli_ids_add(&a->ids, id, &why) < 0)
-				return cli_bad_value(&o, "--channel", optarg, why);
+			if (cli_opt_channel(&o, &a->ids))
+				return EXIT_USAGE;
 			break;
 		case OPT_TIMEOUT:
 			if (parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
@@ -216,29 +202,23 @@ int channel_alloc_parse(int argc, char **argv, struct channel_alloc_args *a)
 			break;
 		}
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	if (!a->domain)
-		return cli_usage_error(o.cmd, o.synopsis, "missing --domain");
+	r = cli_no_args_need(&o, c, a->domain, "missing --domain");
+	if (r)
+		return r;
 	if (have_count && a->ids.n)
 		return cli_usage_error(o.cmd, o.synopsis, "give either --count or --channel, not both");
 	return 0;
 }
 
-static void print_ids(bool json, const char *domain, const char *verb,
-		      const uint32_t *ids, size_t n)
+static void print_ids(const char *domain, const char *verb, const uint32_t *ids, size_t n)
 {
-	struct json_object *o;
 	char *s;
 
-	if (json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "domain", json_object_new_string(domain));
-		json_object_object_add(o, "channels", json_ids(ids, n));
-		json_print(o);
-		json_object_put(o);
+	if (print_is_json()) {
+		print_open_object(NULL);
+		print_string(PRINT_JSON, "domain", NULL, domain);
+		print_json("channels", json_ids(ids, n));
+		print_close_object();
 		return;
 	}
 	s = format_ids(ids, n);
@@ -261,12 +241,8 @@ static int channel_alloc(struct cli *cli, int argc, char **argv)
 	size_t n = 0;
 	int r = channel_alloc_parse(argc, argv, &a);
 
-	if (r) {
-		free(a.ids.v);
-		return r == CLI_HELP ? EXIT_OK : r;
-	}
-	r = EXIT_FAIL;
-	if (!cli_ctx(cli))
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
 		goto out;
 	if (imexctl_channel_alloc(cli->ctx, a.domain, a.count, a.ids.v, a.ids.n,
 				  a.timeout_ms, &got, &n) < 0) {
@@ -275,7 +251,7 @@ static int channel_alloc(struct cli *cli, int argc, char **argv)
 	}
 	if (n)
 		qsort(got, n, sizeof(*got), by_value);
-	print_ids(a.json, a.domain, "granted", got, n);
+	print_ids(a.domain, "granted", got, n);
 	r = EXIT_OK;
 out:
 	free(got);
@@ -315,17 +291,13 @@ static int channel_free(struct cli *cli, int argc, char **argv)
 	struct channel_free_args a = { .json = cli->json };
 	int r = channel_free_parse(argc, argv, &a);
 
-	if (r) {
-		free(a.ids.v);
-		return r == CLI_HELP ? EXIT_OK : r;
-	}
-	r = EXIT_FAIL;
-	if (cli_ctx(cli)) {
+	r = cli_start(cli, r, a.json);
+	if (r == CLI_GO) {
 		if (imexctl_channel_free(cli->ctx, a.domain, a.ids.v, a.ids.n, a.timeout_ms) < 0) {
 			r = cli_lib_fail(cli);
 		} else {
 			qsort(a.ids.v, a.ids.n, sizeof(*a.ids.v), by_value);
-			print_ids(a.json, a.domain, "revoked", a.ids.v, a.ids.n);
+			print_ids(a.domain, "revoked", a.ids.v, a.ids.n);
 			r = EXIT_OK;
 		}
 	}

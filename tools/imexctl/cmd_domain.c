@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "args.h"
+#include "print.h"
 
 enum {
 	OPT_NODES = OPT_FIRST, OPT_CHANNELS, OPT_CHANNEL, OPT_OWNER, OPT_MODE,
@@ -88,9 +89,7 @@ int domain_create_parse(int argc, char **argv, struct domain_create_args *a)
 	struct imexctl_domain_spec *s = &a->spec;
 	const char *why = NULL;
 	bool have_count = false;
-	uint32_t id;
-	char **pos;
-	int c, n;
+	int c, r;
 
 	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
 	while ((c = cli_next_opt(&o)) > 0) {
@@ -106,9 +105,8 @@ int domain_create_parse(int argc, char **argv, struct domain_create_args *a)
 			have_count = true;
 			break;
 		case OPT_CHANNEL:
-			if (parse_u32(optarg, 0, IMEXCTL_CHANNELS_MAX - 1, &id, &why) < 0 ||
-			    cli_ids_add(&a->ids, id, &why) < 0)
-				return cli_bad_value(&o, "--channel", optarg, why);
+			if (cli_opt_channel(&o, &a->ids))
+				return EXIT_USAGE;
 			break;
 		case OPT_OWNER:
 			if (parse_owner(optarg, &s->uid, &s->gid, &why) < 0)
@@ -134,21 +132,14 @@ int domain_create_parse(int argc, char **argv, struct domain_create_args *a)
 			break;
 		}
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 1)
-		return cli_usage_error(o.cmd, o.synopsis, "missing domain NAME");
-	if (n > 1)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
-	if (parse_name(pos[0], &why) < 0)
-		return cli_bad_value(&o, "domain name", pos[0], why);
+	r = cli_one_name(&o, c, &s->name, "domain name", "missing domain NAME");
+	if (r)
+		return r;
 	if (!a->nodes.n)
 		return cli_usage_error(o.cmd, o.synopsis, "missing --nodes");
 	if (have_count && a->ids.n)
 		return cli_usage_error(o.cmd, o.synopsis,
 				       "give either --channels or --channel, not both");
-	s->name = pos[0];
 	s->members = a->nodes.v;
 	s->n_members = a->nodes.n;
 	s->channel_ids = a->ids.v;
@@ -169,15 +160,12 @@ static int report_domain(struct cli *cli, const char *name, bool json,
 			 const char *verb)
 {
 	struct imexctl_domain *d = NULL;
-	struct json_object *o;
 	char uuid[IMEXCTL_UUID_STR_LEN], *ids;
 
 	if (imexctl_domain_get(cli->ctx, name, &d) < 0)
 		return cli_lib_fail(cli);
 	if (json) {
-		o = domain_json(d, true);
-		json_print(o);
-		json_object_put(o);
+		print_json(NULL, domain_json(d, true));
 	} else {
 		imexctl_uuid_format(d->uuid, uuid);
 		ids = format_ids(d->channel_ids, d->n_channel_ids);
@@ -196,12 +184,8 @@ static int domain_create(struct cli *cli, int argc, char **argv)
 	int64_t start = now_ms(), left;
 	int r = domain_create_parse(argc, argv, &a);
 
-	if (r) {
-		domain_create_args_free(&a);
-		return r == CLI_HELP ? EXIT_OK : r;
-	}
-	r = EXIT_FAIL;
-	if (!cli_ctx(cli))
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
 		goto out;
 	if (imexctl_domain_create(cli->ctx, &a.spec, a.timeout_ms) < 0) {
 		r = cli_lib_fail(cli);
@@ -234,25 +218,14 @@ static int name_parse(const char *cmd, const char *synopsis, const char *help,
 	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, timeout ? with_timeout : plain, argc,
 			      argv, &a->json);
 	const char *why = NULL;
-	char **pos;
-	int c, n;
+	int c;
 
 	a->timeout_ms = CLI_REQUEST_TIMEOUT_S * 1000;
 	while ((c = cli_next_opt(&o)) > 0) {
 		if (c == OPT_TIMEOUT && parse_timeout(optarg, 1, &a->timeout_ms, &why) < 0)
 			return cli_bad_value(&o, "--timeout", optarg, why);
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 1)
-		return cli_usage_error(o.cmd, o.synopsis, "missing domain NAME");
-	if (n > 1)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
-	if (parse_name(pos[0], &why) < 0)
-		return cli_bad_value(&o, "domain name", pos[0], why);
-	a->name = pos[0];
-	return 0;
+	return cli_one_name(&o, c, &a->name, "domain name", "missing domain NAME");
 }
 
 int domain_delete_parse(int argc, char **argv, struct domain_name_args *a)
@@ -268,24 +241,14 @@ int domain_show_parse(int argc, char **argv, struct domain_name_args *a)
 static int domain_delete(struct cli *cli, int argc, char **argv)
 {
 	struct domain_name_args a = { .json = cli->json };
-	struct json_object *o;
 	int r = domain_delete_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_domain_delete(cli->ctx, a.name, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "name", json_object_new_string(a.name));
-		json_object_object_add(o, "deleted", json_object_new_boolean(1));
-		json_print(o);
-		json_object_put(o);
-	} else {
-		printf("deleted domain %s\n", a.name);
-	}
+	print_done("name", a.name, "deleted", "deleted domain %s\n");
 	return EXIT_OK;
 }
 
@@ -293,22 +256,17 @@ static int domain_show(struct cli *cli, int argc, char **argv)
 {
 	struct domain_name_args a = { .json = cli->json };
 	struct imexctl_domain *d = NULL;
-	struct json_object *o;
 	int r = domain_show_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_domain_get(cli->ctx, a.name, &d) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
-		o = domain_json(d, true);
-		json_print(o);
-		json_object_put(o);
-	} else {
+	if (a.json)
+		print_json(NULL, domain_json(d, true));
+	else
 		domain_print(d);
-	}
 	imexctl_domain_free(d);
 	return EXIT_OK;
 }
@@ -317,38 +275,29 @@ int domain_list_parse(int argc, char **argv, struct domain_list_args *a)
 {
 	static const struct option opts[] = { CLI_COMMON_OPTS, { 0 } };
 	struct cli_opts o = CLI_OPTS("domain list", "", list_help, opts, argc, argv, &a->json);
-	char **pos;
-	int c = cli_next_opt(&o);
 
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_no_args(&o, cli_next_opt(&o));
 }
 
 static int domain_list(struct cli *cli, int argc, char **argv)
 {
 	struct domain_list_args a = { .json = cli->json };
 	struct imexctl_domain *v = NULL;
-	struct json_object *arr;
 	struct table *t;
 	char uuid[IMEXCTL_UUID_STR_LEN], members[16], channels[16];
 	size_t i, n = 0;
 	int r = domain_list_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_domain_list(cli->ctx, &v, &n) < 0)
 		return cli_lib_fail(cli);
 	if (a.json) {
-		arr = json_object_new_array();
+		print_open_array(NULL);
 		for (i = 0; i < n; i++)
-			json_object_array_add(arr, domain_json(&v[i], false));
-		json_print(arr);
-		json_object_put(arr);
+			print_json(NULL, domain_json(&v[i], false));
+		print_close_array();
 	} else if (!n) {
 		printf("no domains on this node\n");
 	} else {
@@ -378,8 +327,7 @@ int domain_wait_parse(int argc, char **argv, struct domain_wait_args *a)
 	struct cli_opts o = CLI_OPTS("domain wait", wait_synopsis, wait_help, opts, argc, argv,
 			      &a->json);
 	const char *why = NULL;
-	char **pos;
-	int c, n;
+	int c;
 
 	a->state = IMEXCTL_DOMAIN_READY;
 	a->timeout_ms = CLI_WAIT_TIMEOUT_S * 1000;
@@ -389,42 +337,24 @@ int domain_wait_parse(int argc, char **argv, struct domain_wait_args *a)
 		if (c == OPT_TIMEOUT && parse_timeout(optarg, 0, &a->timeout_ms, &why) < 0)
 			return cli_bad_value(&o, "--timeout", optarg, why);
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 1)
-		return cli_usage_error(o.cmd, o.synopsis, "missing domain NAME");
-	if (n > 1)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
-	if (parse_name(pos[0], &why) < 0)
-		return cli_bad_value(&o, "domain name", pos[0], why);
-	a->name = pos[0];
-	return 0;
+	return cli_one_name(&o, c, &a->name, "domain name", "missing domain NAME");
 }
 
 static int domain_wait(struct cli *cli, int argc, char **argv)
 {
 	struct domain_wait_args a = { .json = cli->json };
 	enum imexctl_domain_state st = IMEXCTL_DOMAIN_READY;
-	struct json_object *o;
 	int r = domain_wait_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_domain_wait(cli->ctx, a.name, a.state, a.timeout_ms, &st) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "name", json_object_new_string(a.name));
-		json_object_object_add(o, "state",
-				       json_object_new_string(imexctl_domain_state_name(st)));
-		json_print(o);
-		json_object_put(o);
-	} else {
-		printf("domain %s is %s\n", a.name, imexctl_domain_state_name(st));
-	}
+	print_open_object(NULL);
+	print_string(PRINT_ANY, "name", "domain %s", a.name);
+	print_string(PRINT_ANY, "state", " is %s\n", imexctl_domain_state_name(st));
+	print_close_object();
 	return EXIT_OK;
 }
 
@@ -473,10 +403,9 @@ static int domain_evict(struct cli *cli, int argc, char **argv)
 	struct domain_evict_args a = { .json = cli->json };
 	int r = domain_evict_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_member_evict(cli->ctx, a.name, a.member, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
 	if (!a.json)
@@ -510,10 +439,9 @@ static int domain_replace(struct cli *cli, int argc, char **argv)
 	struct domain_replace_args a = { .json = cli->json };
 	int r = domain_replace_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_member_replace(cli->ctx, a.name, a.member, a.with, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
 	if (!a.json)

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "args.h"
+#include "print.h"
 
 enum { OPT_MAX_CHANNELS = OPT_FIRST, OPT_FABRIC, OPT_NODE_NAME, OPT_MODULE_PATH };
 
@@ -32,7 +33,6 @@ int module_load_parse(int argc, char **argv, struct module_load_args *a)
 	};
 	struct cli_opts o = CLI_OPTS("module load", load_synopsis, load_help, opts, argc, argv, &a->json);
 	const char *why = NULL;
-	char **pos;
 	int c;
 
 	while ((c = cli_next_opt(&o)) > 0) {
@@ -59,11 +59,7 @@ int module_load_parse(int argc, char **argv, struct module_load_args *a)
 			break;
 		}
 	}
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_no_args(&o, c);
 }
 
 int module_simple_parse(const char *cmd, int argc, char **argv,
@@ -71,8 +67,6 @@ int module_simple_parse(const char *cmd, int argc, char **argv,
 {
 	static const struct option opts[] = { CLI_COMMON_OPTS, { 0 } };
 	struct cli_opts o = CLI_OPTS(cmd, "", "", opts, argc, argv, &a->json);
-	char **pos;
-	int c;
 
 	if (!strcmp(cmd, "module unload"))
 		o.help = "Unload the imex kernel module. Succeeds if it is not loaded; refused\n"
@@ -83,84 +77,69 @@ int module_simple_parse(const char *cmd, int argc, char **argv,
 	else
 		o.help = "Show this node's name, UUID, fabric, channel limit, device major, the\n"
 			 "attached imexd and the number of domains.\n";
-	c = cli_next_opt(&o);
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	if (cli_positional(&o, &pos) > 0)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[0]);
-	return 0;
+	return cli_no_args(&o, cli_next_opt(&o));
+}
+
+/* load and unload say nothing to people; {"loaded": ...} to scripts. */
+static void print_loaded(bool loaded)
+{
+	print_open_object(NULL);
+	print_bool(PRINT_JSON, "loaded", NULL, loaded);
+	print_close_object();
 }
 
 static int module_load(struct cli *cli, int argc, char **argv)
 {
 	struct module_load_args a = { .json = cli->json };
-	struct json_object *o;
 	int r = module_load_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_module_load(cli->ctx, &a.params) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "loaded", json_object_new_boolean(1));
-		json_print(o);
-		json_object_put(o);
-	}
+	print_loaded(true);
 	return EXIT_OK;
 }
 
 static int module_unload(struct cli *cli, int argc, char **argv)
 {
 	struct module_simple_args a = { .json = cli->json };
-	struct json_object *o;
 	int r = module_simple_parse("module unload", argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_module_unload(cli->ctx) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
-		o = json_object_new_object();
-		json_object_object_add(o, "loaded", json_object_new_boolean(0));
-		json_print(o);
-		json_object_put(o);
-	}
+	print_loaded(false);
 	return EXIT_OK;
 }
 
 static void status_json(const struct imexctl_module_status *st)
 {
-	struct json_object *o = json_object_new_object(), *p;
-
-	json_object_object_add(o, "loaded", json_object_new_boolean(st->loaded));
+	print_open_object(NULL);
+	print_bool(PRINT_JSON, "loaded", NULL, st->loaded);
 	if (st->loaded) {
-		json_object_object_add(o, "state", json_object_new_string(st->state));
-		json_object_object_add(o, "refcount", st->refcount < 0 ? NULL :
-				       json_object_new_int(st->refcount));
-		json_object_object_add(o, "version", st->version[0] ?
-				       json_object_new_string(st->version) : NULL);
-		json_object_object_add(o, "srcversion", st->srcversion[0] ?
-				       json_object_new_string(st->srcversion) : NULL);
-		json_object_object_add(o, "major", st->has_major ?
-				       json_object_new_int64(st->major) : NULL);
-		p = json_object_new_object();
-		json_object_object_add(p, "max_channels", st->has_max_channels ?
-				       json_object_new_int64(st->max_channels) : NULL);
-		json_object_object_add(p, "fabric_uuid", st->fabric_uuid[0] ?
-				       json_object_new_string(st->fabric_uuid) : NULL);
-		json_object_object_add(p, "fabric_partition", st->fabric_uuid[0] && st->has_fabric_partition ?
-				       json_object_new_int64(st->fabric_partition) : NULL);
-		json_object_object_add(p, "node_name", st->node_name[0] ?
-				       json_object_new_string(st->node_name) : NULL);
-		json_object_object_add(o, "parameters", p);
+		print_string(PRINT_JSON, "state", NULL, st->state);
+		if (st->refcount < 0)
+			print_null("refcount");
+		else
+			print_int(PRINT_JSON, "refcount", NULL, st->refcount);
+		print_string(PRINT_JSON, "version", NULL, st->version[0] ? st->version : NULL);
+		print_string(PRINT_JSON, "srcversion", NULL,
+			     st->srcversion[0] ? st->srcversion : NULL);
+		print_opt_uint("major", st->has_major, st->major);
+		print_open_object("parameters");
+		print_opt_uint("max_channels", st->has_max_channels, st->max_channels);
+		print_string(PRINT_JSON, "fabric_uuid", NULL,
+			     st->fabric_uuid[0] ? st->fabric_uuid : NULL);
+		print_opt_uint("fabric_partition", st->fabric_uuid[0] && st->has_fabric_partition,
+			       st->fabric_partition);
+		print_string(PRINT_JSON, "node_name", NULL, st->node_name[0] ? st->node_name : NULL);
+		print_close_object();
 	}
-	json_print(o);
-	json_object_put(o);
+	print_close_object();
 }
 
 static void status_print(const struct imexctl_module_status *st)
@@ -194,10 +173,9 @@ static int module_status(struct cli *cli, int argc, char **argv)
 	struct imexctl_module_status st;
 	int r = module_simple_parse("module status", argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_module_status(cli->ctx, &st) < 0)
 		return cli_lib_fail(cli);
 	if (a.json)

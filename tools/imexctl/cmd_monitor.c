@@ -292,9 +292,7 @@ static int monitor_run(struct cli *cli, const struct monitor_args *a)
 	sigset_t mask, old;
 	int sfd, r = EXIT_OK;
 
-	ctx = cli_ctx(cli);
-	if (!ctx)
-		return EXIT_FAIL;
+	ctx = cli->ctx;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -353,7 +351,6 @@ int cmd_monitor(struct cli *cli, int argc, char **argv)
 	struct monitor_args a = { .json = cli->json };
 	int r = monitor_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	return monitor_run(cli, &a);
+	r = cli_start(cli, r, a.json);
+	return r == CLI_GO ? monitor_run(cli, &a) : r;
 }

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "args.h"
+#include "print.h"
 #include "node_list.h"
 #include "node_status.h"
 
@@ -39,16 +40,12 @@ static int node_member_parse(const char *cmd, const char *synopsis, const char *
 	struct cli_opts o = CLI_OPTS(cmd, synopsis, help, cli_timeout_longopts, argc, argv,
 				     &a->json);
 	const char *why = NULL;
-	char **pos, *eq;
-	int n, r = cli_timeout_parse(&o, &a->timeout_ms, &pos, &n);
+	char *eq;
+	int r = cli_timeout_opts(&o, &a->timeout_ms);
 
+	r = cli_one_arg(&o, r, &a->name, "missing node NAME");
 	if (r)
 		return r;
-	if (n < 1)
-		return cli_usage_error(o.cmd, o.synopsis, "missing node NAME");
-	if (n > 1)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
-	a->name = pos[0];
 	eq = join ? strchr(a->name, '=') : NULL;
 	if (eq) {
 		*eq = '\0';
@@ -84,11 +81,10 @@ int node_set_fabric_parse(int argc, char **argv, struct node_set_fabric_args *a)
 			      argc, argv, &a->json);
 	const char *why = NULL;
 	char **pos;
-	int c, n;
+	int n, r = cli_opts_end(cli_next_opt(&o));
 
-	c = cli_next_opt(&o);
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
+	if (r)
+		return r;
 	n = cli_positional(&o, &pos);
 	if (n < 2)
 		return cli_usage_error(o.cmd, o.synopsis, "missing %s", n ? "PARTITION" : "UUID");
@@ -109,40 +105,22 @@ int node_set_name_parse(int argc, char **argv, struct node_set_name_args *a)
 	static const struct option opts[] = { CLI_COMMON_OPTS, { 0 } };
 	struct cli_opts o = CLI_OPTS("node set-name", name_synopsis, name_help, opts, argc, argv,
 			      &a->json);
-	const char *why = NULL;
-	char **pos;
-	int c, n;
 
-	c = cli_next_opt(&o);
-	if (c != OPT_END)
-		return c == CLI_HELP ? CLI_HELP : EXIT_USAGE;
-	n = cli_positional(&o, &pos);
-	if (n < 1)
-		return cli_usage_error(o.cmd, o.synopsis, "missing NAME");
-	if (n > 1)
-		return cli_usage_error(o.cmd, o.synopsis, "unexpected argument '%s'", pos[1]);
-	if (parse_name(pos[0], &why) < 0)
-		return cli_bad_value(&o, "NAME", pos[0], why);
-	a->name = pos[0];
-	return 0;
+	return cli_one_name(&o, cli_next_opt(&o), &a->name, "NAME", "missing NAME");
 }
 
 static void node_json(const struct imexctl_node *n)
 {
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "name", n->name[0] ? json_object_new_string(n->name) : NULL);
-	json_object_object_add(o, "uuid", json_uuid(n->uuid));
-	json_object_object_add(o, "fabric", json_fabric(n->has_fabric, n->fabric_uuid,
-							n->fabric_partition));
-	json_object_object_add(o, "max_channels", json_object_new_int64(n->max_channels));
-	json_object_object_add(o, "major", json_object_new_int64(n->major));
-	json_object_object_add(o, "manager_pid", n->manager_pid ?
-			       json_object_new_int64(n->manager_pid) : NULL);
-	json_object_object_add(o, "domain_count", json_object_new_int64(n->domain_count));
-	json_object_object_add(o, "generation", json_object_new_int64(n->generation));
-	json_print(o);
-	json_object_put(o);
+	print_open_object(NULL);
+	print_string(PRINT_JSON, "name", NULL, n->name[0] ? n->name : NULL);
+	print_json("uuid", json_uuid(n->uuid));
+	print_json("fabric", json_fabric(n->has_fabric, n->fabric_uuid, n->fabric_partition));
+	print_uint(PRINT_JSON, "max_channels", NULL, n->max_channels);
+	print_uint(PRINT_JSON, "major", NULL, n->major);
+	print_opt_uint("manager_pid", n->manager_pid, n->manager_pid);
+	print_uint(PRINT_JSON, "domain_count", NULL, n->domain_count);
+	print_uint(PRINT_JSON, "generation", NULL, n->generation);
+	print_close_object();
 }
 
 static void node_print(const struct imexctl_node *n)
@@ -170,13 +148,13 @@ static void node_print(const struct imexctl_node *n)
 	printf("generation:    %u\n", n->generation);
 }
 
-static int show_node(struct cli *cli, bool json)
+static int show_node(struct cli *cli)
 {
 	struct imexctl_node n;
 
 	if (imexctl_node_get(cli->ctx, &n) < 0)
 		return cli_lib_fail(cli);
-	if (json)
+	if (print_is_json())
 		node_json(&n);
 	else
 		node_print(&n);
@@ -188,11 +166,10 @@ static int node_show(struct cli *cli, int argc, char **argv)
 	struct module_simple_args a = { .json = cli->json };
 	int r = node_show_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
-	return show_node(cli, a.json);
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
+	return show_node(cli);
 }
 
 static int node_set_fabric(struct cli *cli, int argc, char **argv)
@@ -200,13 +177,12 @@ static int node_set_fabric(struct cli *cli, int argc, char **argv)
 	struct node_set_fabric_args a = { .json = cli->json };
 	int r = node_set_fabric_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_node_set_fabric(cli->ctx, a.uuid, a.partition) < 0)
 		return cli_lib_fail(cli);
-	return a.json ? show_node(cli, true) : EXIT_OK;
+	return a.json ? show_node(cli) : EXIT_OK;
 }
 
 static int node_set_name(struct cli *cli, int argc, char **argv)
@@ -214,25 +190,25 @@ static int node_set_name(struct cli *cli, int argc, char **argv)
 	struct node_set_name_args a = { .json = cli->json };
 	int r = node_set_name_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_node_set_name(cli->ctx, a.name) < 0)
 		return cli_lib_fail(cli);
-	return a.json ? show_node(cli, true) : EXIT_OK;
+	return a.json ? show_node(cli) : EXIT_OK;
 }
 
-static void member_json(const struct node_member_args *a, bool member)
+/* {"node", ["addr",] "member"}, or "node NAME joined/left ...". */
+static void print_member(const struct node_member_args *a, bool member)
 {
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "node", json_object_new_string(a->name));
+	print_open_object(NULL);
+	print_string(PRINT_ANY, "node", "node %s ", a->name);
 	if (member)
-		json_object_object_add(o, "addr", a->addr ? json_object_new_string(a->addr) : NULL);
-	json_object_object_add(o, "member", json_object_new_boolean(member));
-	json_print(o);
-	json_object_put(o);
+		print_string(PRINT_JSON, "addr", NULL, a->addr);
+	print_bool(PRINT_JSON, "member", NULL, member);
+	print_string(PRINT_TEXT, NULL, "%s this NVLink domain's group\n",
+		     member ? "joined" : "left");
+	print_close_object();
 }
 
 static int node_join(struct cli *cli, int argc, char **argv)
@@ -240,16 +216,12 @@ static int node_join(struct cli *cli, int argc, char **argv)
 	struct node_member_args a = { .json = cli->json };
 	int r = node_join_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_node_join(cli->ctx, a.name, a.addr, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
-	if (a.json)
-		member_json(&a, true);
-	else
-		printf("node %s joined this NVLink domain's group\n", a.name);
+	print_member(&a, true);
 	return EXIT_OK;
 }
 
@@ -258,16 +230,12 @@ static int node_leave(struct cli *cli, int argc, char **argv)
 	struct node_member_args a = { .json = cli->json };
 	int r = node_leave_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
 	if (imexctl_node_leave(cli->ctx, a.name, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
-	if (a.json)
-		member_json(&a, false);
-	else
-		printf("node %s left this NVLink domain's group\n", a.name);
+	print_member(&a, false);
 	return EXIT_OK;
 }
 

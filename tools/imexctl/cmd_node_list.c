@@ -18,6 +18,7 @@
 
 #include "args.h"
 #include "node_list.h"
+#include "print.h"
 
 const char node_list_synopsis[] = "[--state-dir DIR]";
 static const char list_help[] =
@@ -281,6 +282,16 @@ char *cli_read_text(const char *path)
 	return buf;
 }
 
+void cli_members_path(const char *state_dir, char *dir, size_t dlen, char *path,
+		      size_t plen)
+{
+	if (state_dir)
+		snprintf(dir, dlen, "%s", state_dir);
+	else
+		cli_state_dir(CLI_IMEXD_CONF, dir, dlen);
+	snprintf(path, plen, "%s/%s", dir, CLI_MEMBERS_FILE);
+}
+
 int node_list(struct cli *cli, int argc, char **argv)
 {
 	struct node_list_args a = { .json = cli->json };
@@ -291,19 +302,14 @@ int node_list(struct cli *cli, int argc, char **argv)
 	char *text;
 	int r = node_list_parse(argc, argv, &a);
 
-	if (r)
-		return r == CLI_HELP ? EXIT_OK : r;
-	if (a.state_dir)
-		snprintf(dir, sizeof(dir), "%s", a.state_dir);
-	else
-		cli_state_dir(CLI_IMEXD_CONF, dir, sizeof(dir));
-	if (!cli_ctx(cli))
-		return EXIT_FAIL;
+	r = cli_start(cli, r, a.json);
+	if (r != CLI_GO)
+		return r;
+	cli_members_path(a.state_dir, dir, sizeof(dir), path, sizeof(path));
 	if (imexctl_node_get(cli->ctx, &node) < 0)
 		return cli_lib_fail(cli);
 	if (!node.manager_pid)
 		return cli_fail(cli, "imexd is not running on this node (not attached to the imex module): start it with 'systemctl start imexd'");
-	snprintf(path, sizeof(path), "%s/%s", dir, CLI_MEMBERS_FILE);
 	text = cli_read_text(path);
 	if (!text && errno == ENOENT)
 		return cli_fail(cli, "imexd (pid %u) has not written %s: it writes it within a second of starting; is its STATE_DIRECTORY %s (--state-dir)?",
@@ -319,14 +325,10 @@ int node_list(struct cli *cli, int argc, char **argv)
 		snprintf(stale, sizeof(stale),
 			 "written by pid %lu, but imexd runs as pid %u: maybe stale, or another STATE_DIRECTORY",
 			 g.pid, node.manager_pid);
-	if (a.json) {
-		struct json_object *o = cli_group_json(&g, stale[0]);
-
-		json_print(o);
-		json_object_put(o);
-	} else {
+	if (a.json)
+		print_json(NULL, cli_group_json(&g, stale[0]));
+	else
 		cli_group_print(&g, stale[0] ? stale : NULL);
-	}
 	cli_group_free(&g);
 	return EXIT_OK;
 }

@@ -15,6 +15,7 @@
 
 #include "args.h"
 #include "node_status.h"
+#include "print.h"
 
 const char node_status_synopsis[] = "[--state-dir DIR]";
 static const char status_help[] =
@@ -134,28 +135,27 @@ void node_status_judge(const struct node_status_in *in, struct node_status_out *
 		in->manager_pid, in->ndoms, g->leader, out->voters_up, out->voters);
 }
 
-static void status_json(const struct node_status_in *in, const struct node_status_out *out)
+/* "WORD: reason", or the verdict with what it was drawn from. */
+static void status_print(const struct node_status_in *in, const struct node_status_out *out)
 {
-	struct json_object *o = json_object_new_object(), *nr = json_object_new_array();
 	size_t i;
 
-	json_object_object_add(o, "status", json_object_new_string(out->word));
-	json_object_object_add(o, "exit_code", json_object_new_int(out->code));
-	json_object_object_add(o, "reason", json_object_new_string(out->reason));
-	json_object_object_add(o, "imexd_pid", in->manager_pid ?
-			       json_object_new_int64(in->manager_pid) : NULL);
-	json_object_object_add(o, "domains", json_object_new_int64((int64_t)in->ndoms));
+	print_open_object(NULL);
+	print_string(PRINT_ANY, "status", "%s: ", out->word);
+	print_int(PRINT_JSON, "exit_code", NULL, out->code);
+	print_string(PRINT_ANY, "reason", "%s\n", out->reason);
+	print_opt_uint("imexd_pid", in->manager_pid, in->manager_pid);
+	print_uint(PRINT_JSON, "domains", NULL, (unsigned int)in->ndoms);
+	print_open_array("domains_not_ready");
 	for (i = 0; i < in->ndoms; i++)
 		if (in->doms[i].state != IMEXCTL_DOMAIN_READY)
-			json_object_array_add(nr, json_object_new_string(in->doms[i].name));
-	json_object_object_add(o, "domains_not_ready", nr);
-	json_object_object_add(o, "leader", in->group && in->group->leader[0] ?
-			       json_object_new_string(in->group->leader) : NULL);
-	json_object_object_add(o, "voters", json_object_new_int64((int64_t)out->voters));
-	json_object_object_add(o, "voters_reached",
-			       json_object_new_int64((int64_t)out->voters_up));
-	json_print(o);
-	json_object_put(o);
+			print_string(PRINT_JSON, NULL, NULL, in->doms[i].name);
+	print_close_array();
+	print_string(PRINT_JSON, "leader", NULL,
+		     in->group && in->group->leader[0] ? in->group->leader : NULL);
+	print_uint(PRINT_JSON, "voters", NULL, (unsigned int)out->voters);
+	print_uint(PRINT_JSON, "voters_reached", NULL, (unsigned int)out->voters_up);
+	print_close_object();
 }
 
 int node_status(struct cli *cli, int argc, char **argv)
@@ -172,13 +172,10 @@ int node_status(struct cli *cli, int argc, char **argv)
 
 	if (r)
 		return r == CLI_HELP ? EXIT_OK : r;
-	if (a.state_dir)
-		snprintf(dir, sizeof(dir), "%s", a.state_dir);
-	else
-		cli_state_dir(CLI_IMEXD_CONF, dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/%s", dir, CLI_MEMBERS_FILE);
+	cli_members_path(a.state_dir, dir, sizeof(dir), path, sizeof(path));
 	if (!cli_ctx(cli))
 		return STATUS_UNKNOWN;
+	print_mode(a.json);
 	in.node_err = imexctl_node_get(cli->ctx, &node);
 	in.node_errmsg = imexctl_errmsg(cli->ctx);
 	in.manager_pid = in.node_err ? 0 : node.manager_pid;
@@ -197,10 +194,7 @@ int node_status(struct cli *cli, int argc, char **argv)
 		free(text);
 	}
 	node_status_judge(&in, &out);
-	if (a.json)
-		status_json(&in, &out);
-	else
-		printf("%s: %s\n", out.word, out.reason);
+	status_print(&in, &out);
 	if (doms)
 		imexctl_domain_list_free(doms, in.ndoms);
 	cli_group_free(&g);

@@ -23,6 +23,7 @@
 #include <openssl/x509v3.h>
 
 #include "args.h"
+#include "print.h"
 
 #define CA_DAYS		3650
 #define NODE_DAYS	825
@@ -235,22 +236,18 @@ static int write_pair(struct cli *cli, const char *keypath, const char *certpath
 
 static void print_written(bool json, char (*paths)[4096], size_t n)
 {
-	struct json_object *o, *arr;
 	size_t i;
 
-	if (!json) {
-		for (i = 0; i < n; i++)
-			printf("wrote %s%s\n", paths[i],
-			       strstr(paths[i], ".key") ? " (mode 0600)" : "");
-		return;
+	print_mode(json);
+	print_open_object(NULL);
+	print_open_array("files");
+	for (i = 0; i < n; i++) {
+		print_string(PRINT_ANY, NULL, "wrote %s", paths[i]);
+		print_string(PRINT_TEXT, NULL, "%s\n",
+			     strstr(paths[i], ".key") ? " (mode 0600)" : "");
 	}
-	o = json_object_new_object();
-	arr = json_object_new_array();
-	for (i = 0; i < n; i++)
-		json_object_array_add(arr, json_object_new_string(paths[i]));
-	json_object_object_add(o, "files", arr);
-	json_print(o);
-	json_object_put(o);
+	print_close_array();
+	print_close_object();
 }
 
 static int path_in(struct cli *cli, char *buf, const char *dir, const char *name,

@@ -50,6 +50,9 @@ void cli_state_dir(const char *conf, char *dir, size_t len);
 /* 0, or -EINVAL with *why. */
 int cli_group_parse(const char *text, struct cli_group *g, const char **why);
 void cli_group_free(struct cli_group *g);
+/* @dir: --state-dir's @state_dir, else imexd.conf's; @path: its members.json. */
+void cli_members_path(const char *state_dir, char *dir, size_t dlen, char *path,
+		      size_t plen);
 /* members.json's text (at most CLI_MEMBERS_FILE_MAX), or NULL with errno. */
 char *cli_read_text(const char *path);
 /* @stale: a note on why the view may be old, or NULL. */
