@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared by fsm.c (the table and its commands), fsm_cmd.c (the command
- * codec) and fsm_snap.c (snapshot and restore); nothing else includes it.
+ * Shared by fsm.c (the tables, lookups, channels), fsm_apply.c (the
+ * commands), fsm_cmd.c (the command codec) and fsm_snap.c (snapshot and
+ * restore); nothing else includes it.
  */
 #ifndef IMEXD_FSM_INTERNAL_H
 #define IMEXD_FSM_INTERNAL_H
@@ -22,6 +23,36 @@ struct imexd_fsm {
 	struct imexd_def *domains;	/* sorted by name; flags always 0 */
 	size_t ndomains, domains_cap;
 };
+
+/*
+ * The nodes a command is about (a domain's members, all in the node
+ * table), as flags by node index, and the smallest max_channels of them.
+ */
+struct node_set {
+	bool *in;
+	uint32_t limit;
+	const char *limit_node;
+};
+
+/* fsm.c: lookups, refusals, channels on a set of nodes (for fsm_apply.c). */
+size_t fsm_node_pos(const struct imexd_fsm *fsm, const char *name,
+		    bool *found);
+size_t fsm_dom_pos(const struct imexd_fsm *fsm, const char *name,
+		   bool *found);
+long fsm_def_member(const struct imexd_def *d, const char *name);
+__attribute__((format(printf, 3, 4)))
+int fsm_refuse(struct imexd_fsm_result *res, int err, const char *fmt, ...);
+int fsm_refuse_check(struct imexd_fsm_result *res, int err, const char *why);
+int fsm_node_set_make(const struct imexd_fsm *fsm,
+		      const struct imexd_member *m, uint16_t n,
+		      struct node_set *s);
+int fsm_pick(const struct imexd_fsm *fsm, const struct node_set *s,
+	     const char *name, const struct imexd_def *self,
+	     const struct imexd_cmd_channels *ch, uint32_t **out,
+	     uint32_t *n, struct imexd_fsm_result *res);
+int fsm_merge_channels(const struct imexd_def *d, const uint32_t *ids,
+		       uint32_t n, const struct imexd_cmd_channels *ch,
+		       struct imexd_channel **out, uint32_t *nout);
 
 /* Index of node @name in @fsm, or -1. */
 long fsm_node_find(const struct imexd_fsm *fsm, const char *name);
