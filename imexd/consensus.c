@@ -172,7 +172,7 @@ int imexd_cons_start(struct imexd_cons *c, uint64_t now,
 	bool boot_needed = !st->snapshot && !n && c->self_in_roster;
 	int rv;
 
-	rv = cons_begin(c);
+	rv = cons_begin(c, true);
 	if (rv)
 		return rv;
 	if (c->started)
@@ -339,10 +339,9 @@ int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 {
 	struct raft_message local;
 	struct raft_event ev;
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->started && imexd_cons_name(c, from) &&
+				 from != c->self);
 
-	if (!rv && (!c->started || !imexd_cons_name(c, from) || from == c->self))
-		rv = -EINVAL;
 	/*
 	 * Votes count only among members: a node outside the group (never
 	 * joined, removed, or one that formed a group of its own from a
@@ -384,12 +383,10 @@ int imexd_cons_receive(struct imexd_cons *c, uint64_t now, raft_id from,
 int imexd_cons_tick(struct imexd_cons *c, uint64_t now)
 {
 	struct raft_event ev;
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->started);
 
 	if (rv)
 		return rv;
-	if (!c->started)
-		return -EINVAL;
 	if (now < raft_timeout(&c->raft))
 		return cons_finish(c, now, 0);
 	memset(&ev, 0, sizeof(ev));
@@ -399,12 +396,10 @@ int imexd_cons_tick(struct imexd_cons *c, uint64_t now)
 
 int imexd_cons_heartbeat(struct imexd_cons *c, uint64_t now)
 {
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->started);
 
 	if (rv)
 		return rv;
-	if (!c->started)
-		return -EINVAL;
 	if (raft_state(&c->raft) != RAFT_LEADER)
 		return cons_finish(c, now, 0);
 	return cons_finish(c, now, cons_broadcast(c, now));
@@ -415,12 +410,11 @@ int imexd_cons_persisted(struct imexd_cons *c, uint64_t now, raft_index last)
 	struct cons_write w;
 	struct raft_event ev;
 	unsigned m = 0;
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->n_writes &&
+				 c->writes[0].first + c->writes[0].n - 1 == last);
 
 	if (rv)
 		return rv;
-	if (!c->n_writes || c->writes[0].first + c->writes[0].n - 1 != last)
-		return -EINVAL;
 	w = c->writes[0];
 	memmove(c->writes, c->writes + 1, --c->n_writes * sizeof(*c->writes));
 	/* Only the prefix still in the log counts: a newer leader may have
@@ -444,12 +438,10 @@ int imexd_cons_snapshot_persisted(struct imexd_cons *c, uint64_t now)
 	struct imexd_cons_action *a;
 	struct raft_configuration keep;
 	struct raft_event ev;
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->installing);
 
 	if (rv)
 		return rv;
-	if (!c->installing)
-		return -EINVAL;
 	if (cons_conf_copy(&c->install.meta.configuration, &keep))
 		return -ENOMEM;
 	memset(&ev, 0, sizeof(ev));
@@ -489,12 +481,10 @@ int imexd_cons_snapshot_taken(struct imexd_cons *c, uint64_t now,
 	int rv;
 
 	c->taking = false;
-	rv = cons_begin(c);
+	rv = cons_begin(c, taking);
 	c->taking = taking;
 	if (rv)
 		return rv;
-	if (!c->taking)
-		return -EINVAL;
 	copy = malloc(len ? len : 1);
 	if (!copy)
 		return -ENOMEM;
@@ -526,13 +516,11 @@ int imexd_cons_submit(struct imexd_cons *c, uint64_t now, const void *data,
 		      size_t len, uint64_t tag, raft_index *index,
 		      raft_id *leader)
 {
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->started && tag);
 
 	*leader = imexd_cons_leader(c);
 	if (rv)
 		return rv;
-	if (!c->started || !tag)
-		return -EINVAL;
 	if (raft_state(&c->raft) != RAFT_LEADER)
 		return -IMEXD_CONS_ENOTLEADER;
 	if (GROW(c, tags, n_tags, cap_tags))

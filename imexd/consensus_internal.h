@@ -122,7 +122,7 @@ int cons_peers_learn(struct imexd_cons *c);
 /* consensus_log.c */
 void cons_scratch_free(struct imexd_cons *c);
 void cons_log_truncate(struct imexd_cons *c, raft_index from);
-int cons_begin(struct imexd_cons *c);
+int cons_begin(struct imexd_cons *c, bool ok);
 struct imexd_cons_action *cons_push(struct imexd_cons *c,
 				    enum imexd_cons_action_type type);
 int cons_log_append(struct imexd_cons *c, const struct raft_entry *e);

@@ -70,15 +70,16 @@ bool imexd_cons_next(struct imexd_cons *c, struct imexd_cons_action *a)
 }
 
 /* Every input call starts here: the previous call's actions must have
- * been drained, their memory goes now. */
-int cons_begin(struct imexd_cons *c)
+ * been drained, their memory goes now.  Then -EINVAL unless @ok (the
+ * input's own precondition). */
+int cons_begin(struct imexd_cons *c, bool ok)
 {
 	if (c->next_action < c->n_actions || c->taking)
 		return -EBUSY;
 	c->n_actions = 0;
 	c->next_action = 0;
 	cons_scratch_free(c);
-	return 0;
+	return ok ? 0 : -EINVAL;
 }
 
 /* ---- log copy ---- */

@@ -10,26 +10,33 @@
 
 /* ---- voter upkeep ---- */
 
+/* Submit @conf, which is closed here, as a configuration entry. */
+static int submit_conf(struct imexd_cons *c, uint64_t now,
+		       struct raft_configuration *conf)
+{
+	struct raft_buffer buf;
+	int rv = raft_configuration_encode(conf, &buf);
+
+	raft_configuration_close(conf);
+	if (rv)
+		return cons_map_err(rv);
+	rv = cons_submit_entry(c, now, RAFT_CHANGE, buf.base, buf.len);
+	raft_free(buf.base);
+	return rv;
+}
+
 static int change_role(struct imexd_cons *c, uint64_t now, raft_id id,
 		       int role)
 {
 	struct raft_configuration conf;
-	struct raft_buffer buf;
 	unsigned i;
-	int rv;
 
 	if (cons_conf_copy(&c->raft.configuration, &conf))
 		return -ENOMEM;
 	for (i = 0; i < conf.n; i++)
 		if (conf.servers[i].id == id)
 			conf.servers[i].role = role;
-	rv = raft_configuration_encode(&conf, &buf);
-	raft_configuration_close(&conf);
-	if (rv)
-		return cons_map_err(rv);
-	rv = cons_submit_entry(c, now, RAFT_CHANGE, buf.base, buf.len);
-	raft_free(buf.base);
-	return rv;
+	return submit_conf(c, now, &conf);
 }
 
 static bool leader_ready(const struct imexd_cons *c)
@@ -226,15 +233,14 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 	const char *eq = address ? strchr(address, '=') : NULL;
 	size_t len = eq ? (size_t)(eq - address) : (address ? strlen(address) : 0);
 	char name[IMEXD_CONS_NAME_MAX];
-	struct raft_buffer buf;
 	raft_id id;
 	unsigned i;
-	int rv = cons_begin(c);
+	int rv = cons_begin(c, c->started && tag);
 
 	*leader = imexd_cons_leader(c);
 	if (rv)
 		return rv;
-	if (!c->started || !tag || !len || len >= sizeof(name))
+	if (!len || len >= sizeof(name))
 		return -EINVAL;
 	memcpy(name, address, len);
 	name[len] = '\0';
@@ -277,13 +283,11 @@ int imexd_cons_change(struct imexd_cons *c, uint64_t now,
 			(conf.n - i - 1) * sizeof(*conf.servers));
 		conf.n--;
 	}
-	if (!rv)
-		rv = raft_configuration_encode(&conf, &buf);
-	raft_configuration_close(&conf);
-	if (rv)
+	if (rv) {
+		raft_configuration_close(&conf);
 		return cons_map_err(rv);
-	rv = cons_submit_entry(c, now, RAFT_CHANGE, buf.base, buf.len);
-	raft_free(buf.base);
+	}
+	rv = submit_conf(c, now, &conf);
 	if (rv)
 		return cons_finish(c, now, rv);
 	*index = cons_tag_last(c, tag);

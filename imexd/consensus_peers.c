@@ -66,21 +66,19 @@ void cons_group_from(struct imexd_cons *c, raft_index index,
 		c->group = imexd_cons_group_id(e->buf.base, e->buf.len);
 }
 
+static int peer_cmp(const void *key, const void *elem)
+{
+	raft_id id = *(const raft_id *)key;
+	raft_id e = ((const struct cons_peer *)elem)->id;
+
+	return id < e ? -1 : id > e;
+}
+
 struct cons_peer *cons_peer_find(const struct imexd_cons *c, raft_id id)
 {
-	size_t lo = 0, hi = c->n_peers;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->peers[mid].id == id)
-			return &c->peers[mid];
-		if (c->peers[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	/* bsearch() wants a non-NULL array even when it is empty. */
+	return c->n_peers ? bsearch(&id, c->peers, c->n_peers,
+				    sizeof(*c->peers), peer_cmp) : NULL;
 }
 
 raft_id imexd_cons_id(const struct imexd_cons *c, const char *name)
