@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "bytes_wr.h"
 #include "fsm.h"
 #include "grow.h"
 
@@ -63,33 +64,8 @@ bool fsm_zero16(const uint8_t a[16]);
 /* Printable ASCII without the space, up to IMEXD_ADDR_MAX (may be empty). */
 bool fsm_addr_valid(const char *addr);
 
-/* ---- big-endian writer: counts while buf is NULL, then fills ---------- */
-
-struct fsm_wr {
-	uint8_t *buf;
-	size_t len;
-};
-
-static inline void wr_bytes(struct fsm_wr *w, const void *p, size_t n)
-{
-	if (w->buf && n)
-		memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static inline void wr_be(struct fsm_wr *w, uint64_t v, unsigned int bytes)
-{
-	unsigned int i;
-
-	for (i = 0; i < bytes; i++) {
-		if (w->buf)
-			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-		w->len++;
-	}
-}
-
 /* Only for checked strings: NUL-terminated within @cap, at most 255. */
-static inline void wr_str(struct fsm_wr *w, const char *s, size_t cap)
+static inline void wr_str(struct imexd_wr *w, const char *s, size_t cap)
 {
 	size_t n = strnlen(s, cap);
 
@@ -186,7 +162,7 @@ static inline bool rd_room(struct fsm_rd *r, uint64_t n, size_t min)
 }
 
 /* Member lists on the wire, shared by the command codec and the snapshot. */
-void fsm_wr_members(struct fsm_wr *w, const struct imexd_member *m,
+void fsm_wr_members(struct imexd_wr *w, const struct imexd_member *m,
 		    uint16_t n);
 int fsm_rd_members(struct fsm_rd *r, struct imexd_member **out, uint16_t *n);
 

@@ -448,8 +448,9 @@ static void wr_snapshot(struct imexd_wr *w,
 	wr_bytes(w, s->data.base, s->data.len);
 }
 
-static void wr_msg(struct imexd_wr *w, const struct raft_message *m)
+static void wr_msg(struct imexd_wr *w, const void *arg)
 {
+	const struct raft_message *m = arg;
 	const struct raft_request_vote *rv = &m->request_vote;
 	const struct raft_request_vote_result *rr = &m->request_vote_result;
 	const struct raft_append_entries_result *ar = &m->append_entries_result;
@@ -497,7 +498,6 @@ static void wr_msg(struct imexd_wr *w, const struct raft_message *m)
 int imexd_raftwire_encode(const struct raft_message *msg, uint8_t **out,
 			  size_t *len)
 {
-	struct imexd_wr w = { NULL, 0 };
 	int err;
 
 	if (!msg || !out || !len)
@@ -506,15 +506,7 @@ int imexd_raftwire_encode(const struct raft_message *msg, uint8_t **out,
 	if (err)
 		return err == -E2BIG || err == -ENOMEM ? err : -EINVAL;
 	/* Validated bounds keep the length below IMEXD_RAFTWIRE_FRAME_MAX. */
-	wr_msg(&w, msg);
-	w.buf = malloc(w.len);
-	if (!w.buf)
-		return -ENOMEM;
-	w.len = 0;
-	wr_msg(&w, msg);
-	*out = w.buf;
-	*len = w.len;
-	return 0;
+	return wr_encode(wr_msg, msg, out, len);
 }
 
 void imexd_raftwire_free(struct raft_message *msg)
