@@ -17,6 +17,18 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* The rest of the message, which must be @n bytes; NULL when it is not. */
+static const uint8_t *rd_rest(struct imexd_rd *r, size_t n)
+{
+	if (n != rd_left(r)) {
+		rd_fail(r, -EBADMSG, n > rd_left(r) ?
+			"message shorter than its fields" :
+			"message longer than its fields");
+		return NULL;
+	}
+	return rd_take(r, n);
+}
+
 /*
  * The entries: every header is checked on the raw bytes (type, length,
  * total against what is left) before the array and the batch are allocated.
@@ -58,13 +70,7 @@ static void rd_entries(struct imexd_rd *r, struct raft_append_entries *a)
 		rd_fail(r, -E2BIG, "entries longer than IMEXD_RAFTWIRE_APPEND_MAX");
 		return;
 	}
-	if (total != rd_left(r)) {
-		rd_fail(r, -EBADMSG, total > rd_left(r) ?
-			"message shorter than its fields" :
-			"message longer than its fields");
-		return;
-	}
-	d = rd_take(r, total);
+	d = rd_rest(r, total);
 	if (!d)
 		return;
 	a->entries = raft_calloc(n, sizeof(*a->entries));
@@ -167,13 +173,7 @@ static void rd_snapshot(struct imexd_rd *r, struct raft_install_snapshot *s)
 		rd_fail(r, -E2BIG, "snapshot longer than IMEXD_RAFTWIRE_SNAPSHOT_MAX");
 		return;
 	}
-	if (n != rd_left(r)) {
-		rd_fail(r, -EBADMSG, n > rd_left(r) ?
-			"message shorter than its fields" :
-			"message longer than its fields");
-		return;
-	}
-	d = rd_take(r, n);
+	d = rd_rest(r, n);
 	if (!d)
 		return;
 	/* Never NULL: whoever persists the chunk may hand it to write(). */
