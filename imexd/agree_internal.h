@@ -112,12 +112,12 @@ const char *ag_str(struct imexd_agree *a, const char *s);
 const void *ag_dup(struct imexd_agree *a, const void *p, size_t len);
 const struct imexd_def *ag_def(struct imexd_agree *a,
 			     const struct imexd_def *def);
-__attribute__((format(printf, 3, 4)))
-int ag_log(struct imexd_agree *a, int level, const char *fmt, ...);
-/* ag_log() with fields (@f NULL: none). */
+/* A LOG action with fields (@f NULL: none). */
 __attribute__((format(printf, 4, 5)))
 int ag_log_f(struct imexd_agree *a, const struct imexd_log_fields *f,
 	     int level, const char *fmt, ...);
+/* A LOG action without fields. */
+#define ag_log(a, level, ...) ag_log_f(a, NULL, level, __VA_ARGS__)
 /* ag_log(), at most once a minute per (@what, @name) in a table of
  * AG_LOGKEYS_MAX where the oldest gives way; the next line says how many
  * were held back. */

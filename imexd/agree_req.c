@@ -108,18 +108,6 @@ static int ag_vlog(struct imexd_agree *a, const struct imexd_log_fields *f,
 	return act->message ? 0 : -ENOMEM;
 }
 
-__attribute__((format(printf, 3, 4)))
-int ag_log(struct imexd_agree *a, int level, const char *fmt, ...)
-{
-	va_list ap;
-	int rv;
-
-	va_start(ap, fmt);
-	rv = ag_vlog(a, NULL, level, fmt, ap);
-	va_end(ap);
-	return rv;
-}
-
 __attribute__((format(printf, 4, 5)))
 int ag_log_f(struct imexd_agree *a, const struct imexd_log_fields *f,
 	     int level, const char *fmt, ...)
