@@ -205,15 +205,23 @@ int ag_settle(struct imexd_agree *a, uint64_t now)
 
 /* ---- inputs -------------------------------------------------------------- */
 
-int imexd_agree_start(struct imexd_agree *a, uint64_t now,
-		      const struct imexd_def *kernel, size_t n)
+/* ag_begin() for an input that brings the kernel's domains; -EINVAL
+ * unless @ok (the input's own precondition). */
+static int begin_with_kernel(struct imexd_agree *a, bool ok,
+			     const struct imexd_def *kernel, size_t n)
 {
 	int rv = ag_begin(a);
 
-	if (!rv && a->started)
+	if (!rv && !ok)
 		rv = -EINVAL;
-	if (!rv)
-		rv = have_set(a, kernel, n);
+	return rv ? rv : have_set(a, kernel, n);
+}
+
+int imexd_agree_start(struct imexd_agree *a, uint64_t now,
+		      const struct imexd_def *kernel, size_t n)
+{
+	int rv = begin_with_kernel(a, !a->started, kernel, n);
+
 	if (rv)
 		return rv;
 	a->started = true;
@@ -350,12 +358,8 @@ uint64_t imexd_agree_timeout(const struct imexd_agree *a)
 int imexd_agree_kernel_done(struct imexd_agree *a, uint64_t now, int error,
 			    const struct imexd_def *kernel, size_t n)
 {
-	int rv = ag_begin(a);
+	int rv = begin_with_kernel(a, a->inflight, kernel, n);
 
-	if (!rv && !a->inflight)
-		rv = -EINVAL;
-	if (!rv)
-		rv = have_set(a, kernel, n);
 	if (rv)
 		return rv;
 	a->inflight = false;

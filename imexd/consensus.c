@@ -435,7 +435,6 @@ int imexd_cons_persisted(struct imexd_cons *c, uint64_t now, raft_index last)
 
 int imexd_cons_snapshot_persisted(struct imexd_cons *c, uint64_t now)
 {
-	struct imexd_cons_action *a;
 	struct raft_configuration keep;
 	struct raft_event ev;
 	int rv = cons_begin(c, c->installing);
@@ -463,12 +462,9 @@ int imexd_cons_snapshot_persisted(struct imexd_cons *c, uint64_t now)
 	rv = cons_settle_tags(c, c->snap.meta.index, 0, NULL);
 	if (rv)
 		return rv;
-	a = cons_push(c, IMEXD_CONS_RESTORE);
-	if (!a)
-		return -ENOMEM;
-	a->snapshot.metadata = &c->snap.meta;
-	a->snapshot.data = c->snap.data;
-	a->snapshot.len = c->snap.len;
+	rv = cons_push_snap(c, IMEXD_CONS_RESTORE, &c->snap);
+	if (rv)
+		return rv;
 	return cons_finish(c, now, cons_step(c, now, &ev));
 }
 

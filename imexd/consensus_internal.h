@@ -125,6 +125,8 @@ void cons_log_truncate(struct imexd_cons *c, raft_index from);
 int cons_begin(struct imexd_cons *c, bool ok);
 struct imexd_cons_action *cons_push(struct imexd_cons *c,
 				    enum imexd_cons_action_type type);
+int cons_push_snap(struct imexd_cons *c, enum imexd_cons_action_type type,
+		   const struct cons_snap *s);
 int cons_log_append(struct imexd_cons *c, const struct raft_entry *e);
 struct raft_entry *cons_entries_out(struct imexd_cons *c, raft_index index,
 				    unsigned n);

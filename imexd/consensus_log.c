@@ -61,6 +61,20 @@ struct imexd_cons_action *cons_push(struct imexd_cons *c,
 	return a;
 }
 
+/* An action handing out the snapshot @s. */
+int cons_push_snap(struct imexd_cons *c, enum imexd_cons_action_type type,
+		   const struct cons_snap *s)
+{
+	struct imexd_cons_action *a = cons_push(c, type);
+
+	if (!a)
+		return -ENOMEM;
+	a->snapshot.metadata = &s->meta;
+	a->snapshot.data = s->data;
+	a->snapshot.len = s->len;
+	return 0;
+}
+
 bool imexd_cons_next(struct imexd_cons *c, struct imexd_cons_action *a)
 {
 	if (c->next_action >= c->n_actions)

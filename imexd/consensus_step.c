@@ -82,8 +82,6 @@ static int on_entries(struct imexd_cons *c, const struct raft_update *u)
 
 static int on_install(struct imexd_cons *c, const struct raft_update *u)
 {
-	struct imexd_cons_action *a;
-
 	/* raft gives us the chunk; the configuration goes back to it with
 	 * RAFT_PERSISTED_SNAPSHOT. */
 	cons_snap_clear(&c->install);
@@ -94,13 +92,7 @@ static int on_install(struct imexd_cons *c, const struct raft_update *u)
 	c->installing = true;
 	cons_log_truncate(c, c->log_start);
 	c->log_start = u->snapshot.metadata.index + 1;
-	a = cons_push(c, IMEXD_CONS_PERSIST_SNAPSHOT);
-	if (!a)
-		return -ENOMEM;
-	a->snapshot.metadata = &c->install.meta;
-	a->snapshot.data = c->install.data;
-	a->snapshot.len = c->install.len;
-	return 0;
+	return cons_push_snap(c, IMEXD_CONS_PERSIST_SNAPSHOT, &c->install);
 }
 
 static int on_message(struct imexd_cons *c, const struct raft_message *m)
