@@ -68,7 +68,7 @@
 /*
  * A peer's forwarded requests held at once (submitted, not yet applied or
  * timed out).  Its kernel queues at most IMEX_REQS_MAX; twice that leaves
- * room for requests whose answer was lost (checked in agree_req.c).
+ * room for requests whose answer was lost (checked in agree_serve.c).
  */
 #define IMEXD_AGREE_SERVE_PER_PEER	128
 #include "wire.h"

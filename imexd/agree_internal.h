@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * agree's internals, shared by agree.c (the raft server, kernel, inputs)
- * and agree_req.c (action queue, requests).  Not an interface.
+ * agree's internals, shared by agree.c (the raft server, life),
+ * agree_input.c (identity, kernel, inputs), agree_req.c (action queue,
+ * requests), agree_dispatch.c (dispatch, expiry) and agree_serve.c
+ * (requests in).  Not an interface.
  */
 #ifndef IMEXD_AGREE_INTERNAL_H
 #define IMEXD_AGREE_INTERNAL_H
@@ -110,12 +112,12 @@ const char *ag_str(struct imexd_agree *a, const char *s);
 const void *ag_dup(struct imexd_agree *a, const void *p, size_t len);
 const struct imexd_def *ag_def(struct imexd_agree *a,
 			     const struct imexd_def *def);
-__attribute__((format(printf, 3, 4)))
-int ag_log(struct imexd_agree *a, int level, const char *fmt, ...);
-/* ag_log() with fields (@f NULL: none). */
+/* A LOG action with fields (@f NULL: none). */
 __attribute__((format(printf, 4, 5)))
 int ag_log_f(struct imexd_agree *a, const struct imexd_log_fields *f,
 	     int level, const char *fmt, ...);
+/* A LOG action without fields. */
+#define ag_log(a, level, ...) ag_log_f(a, NULL, level, __VA_ARGS__)
 /* ag_log(), at most once a minute per (@what, @name) in a table of
  * AG_LOGKEYS_MAX where the oldest gives way; the next line says how many
  * were held back. */
@@ -132,6 +134,10 @@ struct ag_req *ag_req_new(struct imexd_agree *a, uint64_t now,
 		       enum req_kind kind, uint64_t tag, uint8_t *cmd,
 		       size_t len);
 void ag_quorum_text(struct imexd_agree *a, uint64_t now, char *buf, size_t size);
+int ag_cmd_encode(const struct imexd_cmd *cmd, uint8_t **out, size_t *len,
+		  const char **why);
+
+/* agree_dispatch.c */
 int ag_dispatch(struct imexd_agree *a, uint64_t now);
 int ag_leader_moved(struct imexd_agree *a, const char *leader);
 int ag_forwards_again(struct imexd_agree *a, const char *peer, bool to_peer,
@@ -141,7 +147,11 @@ int ag_expire(struct imexd_agree *a, uint64_t now);
 /* agree.c */
 int ag_pump(struct imexd_agree *a, uint64_t now);
 int ag_stop(struct imexd_agree *a, uint64_t now, int err, const char *what);
-int ag_settle(struct imexd_agree *a, uint64_t now);
+int ag_server_start(struct imexd_agree *a, uint64_t now);
+
+/* agree_input.c */
 bool ag_synced(const struct imexd_agree *a);
+int ag_settle(struct imexd_agree *a, uint64_t now);
+int ag_plan(const struct imexd_agree *a, struct imexd_rec_plan *p);
 
 #endif /* IMEXD_AGREE_INTERNAL_H */

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The big-endian writer and bounds-checked reader of the peer codecs
- * (wire.c, raftwire.c).
- *
- * The writer only counts while buf is NULL: the same code measures a frame,
- * then fills the buffer allocated to that size.
+ * The big-endian writer (bytes_wr.h) and bounds-checked reader of the peer
+ * codecs (wire.c, raftwire*.c).
  *
  * The reader never reads past len; its first failure sticks (err, why) and
  * every later read gives 0 or NULL, so a decoder reads a whole structure and
@@ -12,8 +9,8 @@
  * codec's own reason, short_why.  What a codec makes of the rest (exact
  * consumption, its other reasons) stays in the codec.
  *
- * imexd/fsm_internal.h has a reader and writer of its own with the same
- * function names: a file includes one or the other.
+ * imexd/fsm_internal.h has a reader of its own with the same function
+ * names (and this writer): a file includes one or the other.
  */
 #ifndef IMEXD_BYTES_H
 #define IMEXD_BYTES_H
@@ -23,54 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- writer ------------------------------------------------------------- */
-
-struct imexd_wr {
-	uint8_t *buf;	/* NULL: count only */
-	size_t len;
-};
-
-static inline void wr_bytes(struct imexd_wr *w, const void *p, size_t n)
-{
-	if (w->buf && n)
-		memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static inline void wr_be(struct imexd_wr *w, uint64_t v, unsigned int bytes)
-{
-	unsigned int i;
-
-	/* Through a local pointer: a byte store through w->buf could alias
-	 * w->len and w->buf, which would be reloaded for every byte. */
-	if (w->buf) {
-		uint8_t *p = w->buf + w->len;
-
-		for (i = 0; i < bytes; i++)
-			p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-	}
-	w->len += bytes;
-}
-
-static inline void wr_u8(struct imexd_wr *w, uint8_t v)
-{
-	wr_be(w, v, 1);
-}
-
-static inline void wr_u16(struct imexd_wr *w, uint16_t v)
-{
-	wr_be(w, v, 2);
-}
-
-static inline void wr_u32(struct imexd_wr *w, uint32_t v)
-{
-	wr_be(w, v, 4);
-}
-
-static inline void wr_u64(struct imexd_wr *w, uint64_t v)
-{
-	wr_be(w, v, 8);
-}
+#include "bytes_wr.h"
 
 /* ---- reader ------------------------------------------------------------- */
 

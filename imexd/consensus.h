@@ -51,7 +51,7 @@
  * an entry of its own term (a barrier, submitted here when needed).
  *
  * libraft 0.22.1 workarounds (each found by tests/raft/sim_agree, see
- * consensus.c): every committed configuration entry is recorded as the
+ * consensus*.c): every committed configuration entry is recorded as the
  * committed configuration (raft skips those it does not expect); a
  * snapshot carries the last configuration entry it covers; a refused
  * pre-vote is answered with this server's term, so a candidate learns it.

@@ -209,7 +209,7 @@ const char *imexd_cmd_type_name(uint8_t type)
 
 /* ---- encoder -------------------------------------------------------------- */
 
-void fsm_wr_members(struct fsm_wr *w, const struct imexd_member *m, uint16_t n)
+void fsm_wr_members(struct imexd_wr *w, const struct imexd_member *m, uint16_t n)
 {
 	uint16_t i;
 
@@ -220,7 +220,7 @@ void fsm_wr_members(struct fsm_wr *w, const struct imexd_member *m, uint16_t n)
 	}
 }
 
-static void wr_ids(struct fsm_wr *w, const uint32_t *ids, uint32_t n)
+static void wr_ids(struct imexd_wr *w, const uint32_t *ids, uint32_t n)
 {
 	uint32_t i;
 
@@ -229,7 +229,7 @@ static void wr_ids(struct fsm_wr *w, const uint32_t *ids, uint32_t n)
 		wr_be(w, ids[i], 4);
 }
 
-static void wr_channels(struct fsm_wr *w, const struct imexd_cmd_channels *ch)
+static void wr_channels(struct imexd_wr *w, const struct imexd_cmd_channels *ch)
 {
 	wr_be(w, ch->count, 4);
 	wr_ids(w, ch->ids, ch->nids);
@@ -238,8 +238,9 @@ static void wr_channels(struct fsm_wr *w, const struct imexd_cmd_channels *ch)
 	wr_be(w, ch->mode, 2);
 }
 
-static void wr_cmd(struct fsm_wr *w, const struct imexd_cmd *c)
+static void wr_cmd(struct imexd_wr *w, const void *arg)
 {
+	const struct imexd_cmd *c = arg;
 	const struct imexd_fsm_node *n = &c->u.node_set;
 
 	wr_be(w, IMEXD_CMD_VERSION, 1);
@@ -291,22 +292,13 @@ static void wr_cmd(struct fsm_wr *w, const struct imexd_cmd *c)
 int imexd_cmd_encode(const struct imexd_cmd *cmd, uint8_t **out, size_t *len,
 		     const char **why)
 {
-	struct fsm_wr w = { NULL, 0 };
 	int err = imexd_cmd_check(cmd, why);
 
 	if (err)
 		return err == -E2BIG ? -EINVAL : err;
 	if (!out || !len)
 		return bad(why, -EINVAL, "nowhere to put the encoding");
-	wr_cmd(&w, cmd);
-	w.buf = malloc(w.len);
-	if (!w.buf)
-		return -ENOMEM;
-	w.len = 0;
-	wr_cmd(&w, cmd);
-	*out = w.buf;
-	*len = w.len;
-	return 0;
+	return wr_encode(wr_cmd, cmd, out, len);
 }
 
 /* ---- decoder -------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared by fsm.c (the table and its commands), fsm_cmd.c (the command
- * codec) and fsm_snap.c (snapshot and restore); nothing else includes it.
+ * Shared by fsm.c (the tables, lookups, channels), fsm_apply.c (the
+ * commands), fsm_cmd.c (the command codec) and fsm_snap.c (snapshot and
+ * restore); nothing else includes it.
  */
 #ifndef IMEXD_FSM_INTERNAL_H
 #define IMEXD_FSM_INTERNAL_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "bytes_wr.h"
 #include "fsm.h"
 #include "grow.h"
 
@@ -23,6 +25,36 @@ struct imexd_fsm {
 	size_t ndomains, domains_cap;
 };
 
+/*
+ * The nodes a command is about (a domain's members, all in the node
+ * table), as flags by node index, and the smallest max_channels of them.
+ */
+struct node_set {
+	bool *in;
+	uint32_t limit;
+	const char *limit_node;
+};
+
+/* fsm.c: lookups, refusals, channels on a set of nodes (for fsm_apply.c). */
+size_t fsm_node_pos(const struct imexd_fsm *fsm, const char *name,
+		    bool *found);
+size_t fsm_dom_pos(const struct imexd_fsm *fsm, const char *name,
+		   bool *found);
+long fsm_def_member(const struct imexd_def *d, const char *name);
+__attribute__((format(printf, 3, 4)))
+int fsm_refuse(struct imexd_fsm_result *res, int err, const char *fmt, ...);
+int fsm_refuse_check(struct imexd_fsm_result *res, int err, const char *why);
+int fsm_node_set_make(const struct imexd_fsm *fsm,
+		      const struct imexd_member *m, uint16_t n,
+		      struct node_set *s);
+int fsm_pick(const struct imexd_fsm *fsm, const struct node_set *s,
+	     const char *name, const struct imexd_def *self,
+	     const struct imexd_cmd_channels *ch, uint32_t **out,
+	     uint32_t *n, struct imexd_fsm_result *res);
+int fsm_merge_channels(const struct imexd_def *d, const uint32_t *ids,
+		       uint32_t n, const struct imexd_cmd_channels *ch,
+		       struct imexd_channel **out, uint32_t *nout);
+
 /* Index of node @name in @fsm, or -1. */
 long fsm_node_find(const struct imexd_fsm *fsm, const char *name);
 
@@ -32,33 +64,8 @@ bool fsm_zero16(const uint8_t a[16]);
 /* Printable ASCII without the space, up to IMEXD_ADDR_MAX (may be empty). */
 bool fsm_addr_valid(const char *addr);
 
-/* ---- big-endian writer: counts while buf is NULL, then fills ---------- */
-
-struct fsm_wr {
-	uint8_t *buf;
-	size_t len;
-};
-
-static inline void wr_bytes(struct fsm_wr *w, const void *p, size_t n)
-{
-	if (w->buf && n)
-		memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static inline void wr_be(struct fsm_wr *w, uint64_t v, unsigned int bytes)
-{
-	unsigned int i;
-
-	for (i = 0; i < bytes; i++) {
-		if (w->buf)
-			w->buf[w->len] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-		w->len++;
-	}
-}
-
 /* Only for checked strings: NUL-terminated within @cap, at most 255. */
-static inline void wr_str(struct fsm_wr *w, const char *s, size_t cap)
+static inline void wr_str(struct imexd_wr *w, const char *s, size_t cap)
 {
 	size_t n = strnlen(s, cap);
 
@@ -155,7 +162,7 @@ static inline bool rd_room(struct fsm_rd *r, uint64_t n, size_t min)
 }
 
 /* Member lists on the wire, shared by the command codec and the snapshot. */
-void fsm_wr_members(struct fsm_wr *w, const struct imexd_member *m,
+void fsm_wr_members(struct imexd_wr *w, const struct imexd_member *m,
 		    uint16_t n);
 int fsm_rd_members(struct fsm_rd *r, struct imexd_member **out, uint16_t *n);
 

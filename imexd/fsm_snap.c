@@ -14,8 +14,9 @@
 #define CHANNEL_LEN	14	/* u32 id, u32 uid, u32 gid, u16 mode */
 #define DOMAINS_MAX	((uint64_t)IMEXD_FSM_NODES_MAX * IMEX_DOMAINS_MAX)
 
-static void wr_snap(struct fsm_wr *w, const struct imexd_fsm *fsm)
+static void wr_snap(struct imexd_wr *w, const void *arg)
 {
+	const struct imexd_fsm *fsm = arg;
 	size_t i;
 	uint32_t c;
 
@@ -54,17 +55,7 @@ static void wr_snap(struct fsm_wr *w, const struct imexd_fsm *fsm)
 
 int imexd_fsm_snapshot(const struct imexd_fsm *fsm, uint8_t **out, size_t *len)
 {
-	struct fsm_wr w = { NULL, 0 };
-
-	wr_snap(&w, fsm);
-	w.buf = malloc(w.len);
-	if (!w.buf)
-		return -ENOMEM;
-	w.len = 0;
-	wr_snap(&w, fsm);
-	*out = w.buf;
-	*len = w.len;
-	return 0;
+	return wr_encode(wr_snap, fsm, out, len);
 }
 
 /* ---- restore ------------------------------------------------------------- */

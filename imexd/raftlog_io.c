@@ -225,6 +225,21 @@ static int mem_injected(struct imexd_raftlog_mem *m)
 	return m->fail_err;
 }
 
+/*
+ * The file @name, to be changed: the injected failure for this call if
+ * any, -EINVAL for a name that is none of raftlog's, else 0 and *@f.
+ */
+static int mem_change(struct imexd_raftlog_mem *m, const char *name,
+		      struct mem_file **f)
+{
+	int ret = mem_injected(m);
+
+	*f = mem_file(m, name);
+	if (ret)
+		return ret;
+	return *f ? 0 : -EINVAL;
+}
+
 static int mem_read(void *ctx, const char *name, size_t max, uint8_t **buf,
 		    size_t *len)
 {
@@ -249,13 +264,11 @@ static int mem_replace(void *ctx, const char *name, const void *data,
 		       size_t len)
 {
 	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
-	int ret = mem_injected(m);
+	struct mem_file *f;
+	int ret = mem_change(m, name, &f);
 
 	if (ret)
 		return ret;
-	if (!f)
-		return -EINVAL;
 	/* Old and new both exist until the rename. */
 	if (m->limit && imexd_raftlog_mem_used(m) + len > m->limit)
 		return -ENOSPC;
@@ -269,14 +282,14 @@ static int mem_write(void *ctx, const char *name, uint64_t off,
 		     const void *data, size_t len)
 {
 	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
+	struct mem_file *f;
 	size_t end, room = len, grow;
-	int ret = mem_injected(m);
+	int ret = mem_change(m, name, &f);
 	uint8_t *p;
 
 	if (ret)
 		return ret;
-	if (!f || off > SIZE_MAX / 2 || len > SIZE_MAX / 2)
+	if (off > SIZE_MAX / 2 || len > SIZE_MAX / 2)
 		return -EINVAL;
 	end = (size_t)off + len;
 	grow = end > f->cur.len ? end - f->cur.len : 0;
@@ -309,13 +322,12 @@ static int mem_write(void *ctx, const char *name, uint64_t off,
 
 static int mem_truncate(void *ctx, const char *name, uint64_t len)
 {
-	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
-	int ret = mem_injected(m);
+	struct mem_file *f;
+	int ret = mem_change(ctx, name, &f);
 
 	if (ret)
 		return ret;
-	if (!f || len > f->cur.len)
+	if (len > f->cur.len)
 		return -EINVAL;	/* raftlog only ever shortens */
 	f->cur.len = (size_t)len;
 	f->cur.exists = true;
@@ -324,15 +336,10 @@ static int mem_truncate(void *ctx, const char *name, uint64_t len)
 
 static int mem_sync(void *ctx, const char *name)
 {
-	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
-	int ret = mem_injected(m);
+	struct mem_file *f;
+	int ret = mem_change(ctx, name, &f);
 
-	if (ret)
-		return ret;
-	if (!f)
-		return -EINVAL;
-	return mem_set(&f->dur, f->cur.p, f->cur.len);
+	return ret ? ret : mem_set(&f->dur, f->cur.p, f->cur.len);
 }
 
 /* Only the simulator and tests crash disks: out of memory there aborts. */

@@ -3,7 +3,7 @@
  * raftwire: the codec of libraft's messages (raftwire.h).
  *
  * As in wire.c, decoding reads the fields with every read and count bounded
- * before anything is allocated, then check_msg() validates the result with
+ * before anything is allocated, then rw_check_msg() validates the result with
  * the very function the encoder runs on its input: whatever the encoder
  * accepts decodes, and whatever decodes re-encodes to the same bytes.
  *
@@ -15,11 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "raftwire.h"
+#include "raftwire_internal.h"
 
-#define ENTRY_HDR_LEN	13	/* u64 term, u8 type, u32 len */
-#define SERVER_MIN_LEN	11	/* u64 id, u8 role, u8 len, >= 1 byte */
 #define LIBRAFT_CONF_FORMAT	1	/* libraft's configuration encoding */
 #define LIBRAFT_SERVER_MIN_LEN	11	/* u64 id, >= 1 byte, NUL, u8 role */
 
@@ -33,7 +30,7 @@ _Static_assert(IMEXD_RAFTWIRE_FRAME_MAX >= IMEXD_RAFTWIRE_HEADER_LEN +
 _Static_assert(IMEXD_RAFTWIRE_ENTRY_MAX <= IMEXD_RAFTWIRE_APPEND_MAX,
 	       "one entry must fit in an AppendEntries");
 
-static int bad(const char **why, int err, const char *what)
+int rw_bad(const char **why, int err, const char *what)
 {
 	if (why)
 		*why = what;
@@ -66,7 +63,7 @@ static int srv_cmp_addr(const void *a, const void *b)
 	return memcmp(x->addr, y->addr, x->alen);
 }
 
-static bool addr_ok(const char *s, size_t n)
+bool rw_addr_ok(const char *s, size_t n)
 {
 	size_t i;
 
@@ -86,31 +83,31 @@ static int check_servers(struct srv *v, size_t n, const char **why)
 	size_t i;
 
 	if (!n)
-		return bad(why, -EBADMSG, "configuration without servers");
+		return rw_bad(why, -EBADMSG, "configuration without servers");
 	if (n > IMEXD_RAFT_SERVERS_MAX)
-		return bad(why, -E2BIG,
+		return rw_bad(why, -E2BIG,
 			   "more servers than IMEXD_RAFT_SERVERS_MAX");
 	for (i = 0; i < n; i++) {
 		if (!v[i].id)
-			return bad(why, -EBADMSG, "server id 0");
+			return rw_bad(why, -EBADMSG, "server id 0");
 		if (v[i].role != RAFT_STANDBY && v[i].role != RAFT_VOTER &&
 		    v[i].role != RAFT_SPARE)
-			return bad(why, -EBADMSG, "server role out of range");
+			return rw_bad(why, -EBADMSG, "server role out of range");
 		if (v[i].alen > IMEXD_RAFTWIRE_ADDR_MAX)
-			return bad(why, -E2BIG,
+			return rw_bad(why, -E2BIG,
 				   "server address longer than IMEXD_RAFTWIRE_ADDR_MAX");
-		if (!v[i].alen || !addr_ok(v[i].addr, v[i].alen))
-			return bad(why, -EBADMSG,
+		if (!v[i].alen || !rw_addr_ok(v[i].addr, v[i].alen))
+			return rw_bad(why, -EBADMSG,
 				   "server address is not printable ASCII");
 	}
 	qsort(v, n, sizeof(*v), srv_cmp_id);
 	for (i = 1; i < n; i++)
 		if (v[i].id == v[i - 1].id)
-			return bad(why, -EBADMSG, "server id listed twice");
+			return rw_bad(why, -EBADMSG, "server id listed twice");
 	qsort(v, n, sizeof(*v), srv_cmp_addr);
 	for (i = 1; i < n; i++)
 		if (!srv_cmp_addr(&v[i], &v[i - 1]))
-			return bad(why, -EBADMSG, "server address listed twice");
+			return rw_bad(why, -EBADMSG, "server address listed twice");
 	return 0;
 }
 
@@ -121,21 +118,21 @@ static int check_conf(const struct raft_configuration *c, const char **why)
 	int err;
 
 	if (!c->n)
-		return bad(why, -EBADMSG, "configuration without servers");
+		return rw_bad(why, -EBADMSG, "configuration without servers");
 	if (c->n > IMEXD_RAFT_SERVERS_MAX)
-		return bad(why, -E2BIG,
+		return rw_bad(why, -E2BIG,
 			   "more servers than IMEXD_RAFT_SERVERS_MAX");
 	if (!c->servers)
-		return bad(why, -EBADMSG, "server count without servers");
+		return rw_bad(why, -EBADMSG, "server count without servers");
 	v = calloc(c->n, sizeof(*v));
 	if (!v)
-		return bad(why, -ENOMEM, "out of memory");
+		return rw_bad(why, -ENOMEM, "out of memory");
 	err = 0;
 	for (i = 0; i < c->n && !err; i++) {
 		const struct raft_server *s = &c->servers[i];
 
 		if (!s->address) {
-			err = bad(why, -EBADMSG, "server without an address");
+			err = rw_bad(why, -EBADMSG, "server without an address");
 			break;
 		}
 		v[i].id = s->id;
@@ -173,26 +170,26 @@ int imexd_raftwire_conf_check(const void *buf, size_t len, const char **why)
 	int err = 0;
 
 	if (!p || len < 9 || len % 8)
-		return bad(why, -EBADMSG, "configuration entry length");
+		return rw_bad(why, -EBADMSG, "configuration entry length");
 	if (p[0] != LIBRAFT_CONF_FORMAT)
-		return bad(why, -EBADMSG, "configuration entry format");
+		return rw_bad(why, -EBADMSG, "configuration entry format");
 	n = get_le64(p + 1);
 	if (n > IMEXD_RAFT_SERVERS_MAX)
-		return bad(why, -E2BIG,
+		return rw_bad(why, -E2BIG,
 			   "more servers than IMEXD_RAFT_SERVERS_MAX");
 	if (!n)
-		return bad(why, -EBADMSG, "configuration without servers");
+		return rw_bad(why, -EBADMSG, "configuration without servers");
 	if (n > (len - 9) / LIBRAFT_SERVER_MIN_LEN)
-		return bad(why, -EBADMSG, "configuration entry shorter than its servers");
+		return rw_bad(why, -EBADMSG, "configuration entry shorter than its servers");
 	v = calloc(n, sizeof(*v));
 	if (!v)
-		return bad(why, -ENOMEM, "out of memory");
+		return rw_bad(why, -ENOMEM, "out of memory");
 	off = 9;
 	for (i = 0; i < n && !err; i++) {
 		const uint8_t *nul;
 
 		if (len - off < LIBRAFT_SERVER_MIN_LEN) {
-			err = bad(why, -EBADMSG,
+			err = rw_bad(why, -EBADMSG,
 				  "configuration entry shorter than its servers");
 			break;
 		}
@@ -200,7 +197,7 @@ int imexd_raftwire_conf_check(const void *buf, size_t len, const char **why)
 		off += 8;
 		nul = memchr(p + off, 0, len - off);
 		if (!nul || (size_t)(nul - p) + 2 > len) {
-			err = bad(why, -EBADMSG,
+			err = rw_bad(why, -EBADMSG,
 				  "configuration entry shorter than its servers");
 			break;
 		}
@@ -210,10 +207,10 @@ int imexd_raftwire_conf_check(const void *buf, size_t len, const char **why)
 		v[i].role = p[off++];
 	}
 	if (!err && (off + 7) / 8 * 8 != len)
-		err = bad(why, -EBADMSG, "configuration entry longer than its servers");
+		err = rw_bad(why, -EBADMSG, "configuration entry longer than its servers");
 	for (i = off; !err && i < len; i++)
 		if (p[i])
-			err = bad(why, -EBADMSG, "configuration entry padding not zero");
+			err = rw_bad(why, -EBADMSG, "configuration entry padding not zero");
 	if (!err)
 		err = check_servers(v, n, why);
 	free(v);
@@ -230,16 +227,16 @@ static bool idx_ok(raft_index i)
 static int check_term(raft_term term, const char **why)
 {
 	if (!term)
-		return bad(why, -EBADMSG, "term 0");
+		return rw_bad(why, -EBADMSG, "term 0");
 	if (!idx_ok(term))
-		return bad(why, -EBADMSG, "term above IMEXD_RAFTWIRE_INDEX_MAX");
+		return rw_bad(why, -EBADMSG, "term above IMEXD_RAFTWIRE_INDEX_MAX");
 	return 0;
 }
 
 static int check_features(unsigned short features, const char **why)
 {
 	if (features & ~IMEXD_RAFTWIRE_FEATURES)
-		return bad(why, -EBADMSG, "unknown feature flags");
+		return rw_bad(why, -EBADMSG, "unknown feature flags");
 	return 0;
 }
 
@@ -251,17 +248,17 @@ static int check_entry(const struct raft_append_entries *a, unsigned i,
 
 	if (e->type != RAFT_COMMAND && e->type != RAFT_BARRIER &&
 	    e->type != RAFT_CHANGE)
-		return bad(why, -EBADMSG, "entry type out of range");
+		return rw_bad(why, -EBADMSG, "entry type out of range");
 	if (!e->term || e->term < low || e->term > a->term)
-		return bad(why, -EBADMSG,
+		return rw_bad(why, -EBADMSG,
 			   "entry term not between the previous one and the message's");
 	if (e->buf.len > IMEXD_RAFTWIRE_ENTRY_MAX)
-		return bad(why, -E2BIG, "entry longer than IMEXD_RAFTWIRE_ENTRY_MAX");
+		return rw_bad(why, -E2BIG, "entry longer than IMEXD_RAFTWIRE_ENTRY_MAX");
 	if (e->buf.len && !e->buf.base)
-		return bad(why, -EBADMSG, "entry length without data");
+		return rw_bad(why, -EBADMSG, "entry length without data");
 	*total += e->buf.len;
 	if (*total > IMEXD_RAFTWIRE_APPEND_MAX)
-		return bad(why, -E2BIG,
+		return rw_bad(why, -E2BIG,
 			   "entries longer than IMEXD_RAFTWIRE_APPEND_MAX");
 	if (e->type == RAFT_CHANGE)
 		return imexd_raftwire_conf_check(e->buf.base, e->buf.len, why);
@@ -275,24 +272,24 @@ static int check_append(const struct raft_append_entries *a, const char **why)
 	int err;
 
 	if (a->version != IMEXD_RAFTWIRE_V_APPEND_ENTRIES)
-		return bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
+		return rw_bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
 	err = check_term(a->term, why);
 	if (err)
 		return err;
 	if (!idx_ok(a->prev_log_index) || !idx_ok(a->leader_commit))
-		return bad(why, -EBADMSG, "index above IMEXD_RAFTWIRE_INDEX_MAX");
+		return rw_bad(why, -EBADMSG, "index above IMEXD_RAFTWIRE_INDEX_MAX");
 	if (!a->prev_log_index != !a->prev_log_term)
-		return bad(why, -EBADMSG,
+		return rw_bad(why, -EBADMSG,
 			   "previous term 0 without previous index 0, or back");
 	if (a->prev_log_term > a->term)
-		return bad(why, -EBADMSG, "previous term above the message's");
+		return rw_bad(why, -EBADMSG, "previous term above the message's");
 	if (a->n_entries > IMEXD_RAFTWIRE_ENTRIES_MAX)
-		return bad(why, -E2BIG,
+		return rw_bad(why, -E2BIG,
 			   "more entries than IMEXD_RAFTWIRE_ENTRIES_MAX");
 	if (a->n_entries && !a->entries)
-		return bad(why, -EBADMSG, "entry count without entries");
+		return rw_bad(why, -EBADMSG, "entry count without entries");
 	if (a->n_entries > IMEXD_RAFTWIRE_INDEX_MAX - a->prev_log_index)
-		return bad(why, -EBADMSG, "last entry index above IMEXD_RAFTWIRE_INDEX_MAX");
+		return rw_bad(why, -EBADMSG, "last entry index above IMEXD_RAFTWIRE_INDEX_MAX");
 	for (i = 0; i < a->n_entries; i++) {
 		err = check_entry(a, i, &total, why);
 		if (err)
@@ -307,27 +304,27 @@ static int check_snapshot(const struct raft_install_snapshot *s,
 	int err;
 
 	if (s->version != IMEXD_RAFTWIRE_V_INSTALL_SNAPSHOT)
-		return bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
+		return rw_bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
 	err = check_term(s->term, why);
 	if (err)
 		return err;
 	if (!s->last_index || !idx_ok(s->last_index))
-		return bad(why, -EBADMSG, "snapshot index 0 or above the bound");
+		return rw_bad(why, -EBADMSG, "snapshot index 0 or above the bound");
 	if (!s->last_term || s->last_term > s->term)
-		return bad(why, -EBADMSG,
+		return rw_bad(why, -EBADMSG,
 			   "snapshot term 0 or above the message's");
 	if (s->conf_index > s->last_index)
-		return bad(why, -EBADMSG,
+		return rw_bad(why, -EBADMSG,
 			   "configuration index above the snapshot's");
 	if (s->data.len > IMEXD_RAFTWIRE_SNAPSHOT_MAX)
-		return bad(why, -E2BIG,
+		return rw_bad(why, -E2BIG,
 			   "snapshot longer than IMEXD_RAFTWIRE_SNAPSHOT_MAX");
 	if (s->data.len && !s->data.base)
-		return bad(why, -EBADMSG, "snapshot length without data");
+		return rw_bad(why, -EBADMSG, "snapshot length without data");
 	return check_conf(&s->conf, why);
 }
 
-static int check_msg(const struct raft_message *m, const char **why)
+int rw_check_msg(const struct raft_message *m, const char **why)
 {
 	const struct raft_request_vote *rv = &m->request_vote;
 	const struct raft_request_vote_result *rr = &m->request_vote_result;
@@ -343,9 +340,9 @@ static int check_msg(const struct raft_message *m, const char **why)
 		if (err)
 			return err;
 		if (!rv->candidate_id)
-			return bad(why, -EBADMSG, "candidate id 0");
+			return rw_bad(why, -EBADMSG, "candidate id 0");
 		if (!idx_ok(rv->last_log_index) || rv->last_log_term > rv->term)
-			return bad(why, -EBADMSG,
+			return rw_bad(why, -EBADMSG,
 				   "last log index or term out of range");
 		return 0;
 	case RAFT_REQUEST_VOTE_RESULT:
@@ -368,7 +365,7 @@ static int check_msg(const struct raft_message *m, const char **why)
 		 * the stale leader.
 		 */
 		if (!idx_ok(ar->rejected))
-			return bad(why, -EBADMSG,
+			return rw_bad(why, -EBADMSG,
 				   "index above IMEXD_RAFTWIRE_INDEX_MAX");
 		return check_features(ar->features, why);
 	case RAFT_INSTALL_SNAPSHOT:
@@ -380,13 +377,13 @@ static int check_msg(const struct raft_message *m, const char **why)
 		if (err)
 			return err;
 		if (!idx_ok(tn->last_log_index) || tn->last_log_term > tn->term)
-			return bad(why, -EBADMSG,
+			return rw_bad(why, -EBADMSG,
 				   "last log index or term out of range");
 		return 0;
 	default:
-		return bad(why, -EPROTO, "unknown message type");
+		return rw_bad(why, -EPROTO, "unknown message type");
 	}
-	return bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
+	return rw_bad(why, -EBADMSG, "message version is not libraft 0.22.1's");
 }
 
 /* ---- encoder ------------------------------------------------------------ */
@@ -451,8 +448,9 @@ static void wr_snapshot(struct imexd_wr *w,
 	wr_bytes(w, s->data.base, s->data.len);
 }
 
-static void wr_msg(struct imexd_wr *w, const struct raft_message *m)
+static void wr_msg(struct imexd_wr *w, const void *arg)
 {
+	const struct raft_message *m = arg;
 	const struct raft_request_vote *rv = &m->request_vote;
 	const struct raft_request_vote_result *rr = &m->request_vote_result;
 	const struct raft_append_entries_result *ar = &m->append_entries_result;
@@ -500,321 +498,15 @@ static void wr_msg(struct imexd_wr *w, const struct raft_message *m)
 int imexd_raftwire_encode(const struct raft_message *msg, uint8_t **out,
 			  size_t *len)
 {
-	struct imexd_wr w = { NULL, 0 };
 	int err;
 
 	if (!msg || !out || !len)
 		return -EINVAL;
-	err = check_msg(msg, NULL);
+	err = rw_check_msg(msg, NULL);
 	if (err)
 		return err == -E2BIG || err == -ENOMEM ? err : -EINVAL;
 	/* Validated bounds keep the length below IMEXD_RAFTWIRE_FRAME_MAX. */
-	wr_msg(&w, msg);
-	w.buf = malloc(w.len);
-	if (!w.buf)
-		return -ENOMEM;
-	w.len = 0;
-	wr_msg(&w, msg);
-	*out = w.buf;
-	*len = w.len;
-	return 0;
-}
-
-/* ---- decoder ------------------------------------------------------------ */
-
-static size_t pad8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
-/*
- * The entries: every header is checked on the raw bytes (type, length,
- * total against what is left) before the array and the batch are allocated.
- */
-static void rd_entries(struct imexd_rd *r, struct raft_append_entries *a)
-{
-	const uint8_t *h, *d;
-	size_t total = 0, batch = 0, at = 0, from = 0;
-	uint32_t n, i;
-	uint8_t *b;
-
-	n = rd_u32(r);
-	if (r->err || !n)
-		return;
-	if (n > IMEXD_RAFTWIRE_ENTRIES_MAX) {
-		rd_fail(r, -E2BIG, "more entries than IMEXD_RAFTWIRE_ENTRIES_MAX");
-		return;
-	}
-	h = rd_take(r, (size_t)n * ENTRY_HDR_LEN);
-	if (!h)
-		return;
-	for (i = 0; i < n; i++) {
-		const uint8_t *e = h + (size_t)i * ENTRY_HDR_LEN;
-		uint32_t elen = (uint32_t)get_be(e + 9, 4);
-
-		if (e[8] != RAFT_COMMAND && e[8] != RAFT_BARRIER &&
-		    e[8] != RAFT_CHANGE) {
-			rd_fail(r, -EBADMSG, "entry type out of range");
-			return;
-		}
-		if (elen > IMEXD_RAFTWIRE_ENTRY_MAX) {
-			rd_fail(r, -E2BIG, "entry longer than IMEXD_RAFTWIRE_ENTRY_MAX");
-			return;
-		}
-		total += elen;
-		batch += pad8(elen);
-	}
-	if (total > IMEXD_RAFTWIRE_APPEND_MAX) {
-		rd_fail(r, -E2BIG, "entries longer than IMEXD_RAFTWIRE_APPEND_MAX");
-		return;
-	}
-	if (total != rd_left(r)) {
-		rd_fail(r, -EBADMSG, total > rd_left(r) ?
-			"message shorter than its fields" :
-			"message longer than its fields");
-		return;
-	}
-	d = rd_take(r, total);
-	if (!d)
-		return;
-	a->entries = raft_calloc(n, sizeof(*a->entries));
-	/* Never NULL, even for empty entries: raft frees entries[0].batch. */
-	b = raft_malloc(batch ? batch : 8);
-	if (!a->entries || !b) {
-		raft_free(a->entries);
-		raft_free(b);
-		a->entries = NULL;
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
-	a->n_entries = n;
-	for (i = 0; i < n; i++) {
-		const uint8_t *e = h + (size_t)i * ENTRY_HDR_LEN;
-		struct raft_entry *x = &a->entries[i];
-
-		x->term = get_be(e, 8);
-		x->type = (enum raft_entry_type)e[8];
-		x->buf.len = get_be(e + 9, 4);
-		x->buf.base = b + at;
-		x->batch = b;
-		memcpy(b + at, d + from, x->buf.len);
-		memset(b + at + x->buf.len, 0, pad8(x->buf.len) - x->buf.len);
-		from += x->buf.len;
-		at += pad8(x->buf.len);
-	}
-}
-
-static void rd_append(struct imexd_rd *r, struct raft_append_entries *a)
-{
-	a->term = rd_u64(r);
-	a->prev_log_index = rd_u64(r);
-	a->prev_log_term = rd_u64(r);
-	a->leader_commit = rd_u64(r);
-	rd_entries(r, a);
-}
-
-static void rd_servers(struct imexd_rd *r, struct raft_configuration *c)
-{
-	uint16_t n = rd_u16(r);
-	uint16_t i;
-
-	if (r->err || !n)
-		return;
-	if (n > IMEXD_RAFT_SERVERS_MAX) {
-		rd_fail(r, -E2BIG, "more servers than IMEXD_RAFT_SERVERS_MAX");
-		return;
-	}
-	if (n > rd_left(r) / SERVER_MIN_LEN) {
-		rd_fail(r, -EBADMSG, "message shorter than its fields");
-		return;
-	}
-	c->servers = raft_calloc(n, sizeof(*c->servers));
-	if (!c->servers) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
-	for (i = 0; i < n && !r->err; i++) {
-		struct raft_server *s = &c->servers[i];
-		const uint8_t *a;
-		uint8_t alen;
-
-		s->id = rd_u64(r);
-		s->role = rd_u8(r);
-		alen = rd_u8(r);
-		a = rd_take(r, alen);
-		if (!a)
-			break;
-		/* Checked on the raw bytes, so a NUL cannot hide a tail. */
-		if (!alen || !addr_ok((const char *)a, alen)) {
-			rd_fail(r, -EBADMSG, "server address is not printable ASCII");
-			break;
-		}
-		s->address = raft_malloc((size_t)alen + 1);
-		if (!s->address) {
-			rd_fail(r, -ENOMEM, "out of memory");
-			break;
-		}
-		memcpy(s->address, a, alen);
-		s->address[alen] = '\0';
-		c->n = i + 1u;
-	}
-}
-
-static void rd_snapshot(struct imexd_rd *r, struct raft_install_snapshot *s)
-{
-	const uint8_t *d;
-	uint32_t n;
-
-	s->term = rd_u64(r);
-	s->last_index = rd_u64(r);
-	s->last_term = rd_u64(r);
-	s->conf_index = rd_u64(r);
-	rd_servers(r, &s->conf);
-	n = rd_u32(r);
-	if (r->err)
-		return;
-	if (n > IMEXD_RAFTWIRE_SNAPSHOT_MAX) {
-		rd_fail(r, -E2BIG, "snapshot longer than IMEXD_RAFTWIRE_SNAPSHOT_MAX");
-		return;
-	}
-	if (n != rd_left(r)) {
-		rd_fail(r, -EBADMSG, n > rd_left(r) ?
-			"message shorter than its fields" :
-			"message longer than its fields");
-		return;
-	}
-	d = rd_take(r, n);
-	if (!d)
-		return;
-	/* Never NULL: whoever persists the chunk may hand it to write(). */
-	s->data.base = raft_malloc(n ? n : 1);
-	if (!s->data.base) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
-	s->data.len = n;
-	memcpy(s->data.base, d, n);
-}
-
-static void rd_flags(struct imexd_rd *r, bool *bit0, bool *bit1)
-{
-	uint8_t f = rd_u8(r);
-
-	if (f & ~3u)
-		rd_fail(r, -EBADMSG, "unknown message flags");
-	*bit0 = f & 1;
-	*bit1 = f & 2;
-}
-
-static void rd_body(struct imexd_rd *r, struct raft_message *m, uint8_t version)
-{
-	struct raft_request_vote *rv = &m->request_vote;
-	struct raft_request_vote_result *rr = &m->request_vote_result;
-	struct raft_append_entries_result *ar = &m->append_entries_result;
-	struct raft_timeout_now *tn = &m->timeout_now;
-
-	switch (m->type) {
-	case RAFT_REQUEST_VOTE:
-		rv->version = version;
-		rv->term = rd_u64(r);
-		rv->candidate_id = rd_u64(r);
-		rv->last_log_index = rd_u64(r);
-		rv->last_log_term = rd_u64(r);
-		rd_flags(r, &rv->disrupt_leader, &rv->pre_vote);
-		break;
-	case RAFT_REQUEST_VOTE_RESULT:
-		rr->version = version;
-		rr->term = rd_u64(r);
-		rd_flags(r, &rr->vote_granted, &rr->pre_vote);
-		rr->features = rd_u16(r);
-		rr->capacity = rd_u16(r);
-		break;
-	case RAFT_APPEND_ENTRIES:
-		m->append_entries.version = version;
-		rd_append(r, &m->append_entries);
-		break;
-	case RAFT_APPEND_ENTRIES_RESULT:
-		ar->version = version;
-		ar->term = rd_u64(r);
-		ar->rejected = rd_u64(r);
-		ar->last_log_index = rd_u64(r);
-		ar->features = rd_u16(r);
-		ar->capacity = rd_u16(r);
-		break;
-	case RAFT_INSTALL_SNAPSHOT:
-		m->install_snapshot.version = version;
-		rd_snapshot(r, &m->install_snapshot);
-		break;
-	case RAFT_TIMEOUT_NOW:
-		tn->version = version;
-		tn->term = rd_u64(r);
-		tn->last_log_index = rd_u64(r);
-		tn->last_log_term = rd_u64(r);
-		break;
-	}
-}
-
-static int rd_header(struct imexd_rd *r, struct raft_message *m,
-		     uint8_t *version)
-{
-	uint8_t type;
-
-	if (r->len > IMEXD_RAFTWIRE_FRAME_MAX)
-		rd_fail(r, -E2BIG, "message longer than IMEXD_RAFTWIRE_FRAME_MAX");
-	else if (r->len < IMEXD_RAFTWIRE_HEADER_LEN)
-		rd_fail(r, -EBADMSG, "truncated header");
-	else if (rd_u8(r) != IMEXD_RAFTWIRE_VERSION)
-		rd_fail(r, -EPROTO, "unknown raftwire version");
-	if (r->err)
-		return r->err;
-	type = rd_u8(r);
-	*version = rd_u8(r);
-	if (type < RAFT_APPEND_ENTRIES || type > RAFT_TIMEOUT_NOW)
-		rd_fail(r, -EPROTO, "unknown message type");
-	else if (rd_u8(r))
-		rd_fail(r, -EBADMSG, "non-zero header byte");
-	m->type = (enum raft_message_type)type;
-	return r->err;
-}
-
-int imexd_raftwire_decode(const uint8_t *buf, size_t len, raft_id from,
-			  const char *from_address, struct raft_message *msg,
-			  const char **why)
-{
-	struct imexd_rd r = {
-		.p = buf, .len = buf ? len : 0,
-		.short_why = "message shorter than its fields",
-	};
-	struct raft_message m;
-	uint8_t version = 0;
-	int err;
-
-	if (why)
-		*why = NULL;
-	if (!from || !from_address || !msg)
-		return bad(why, -EINVAL, "no sender");
-	memset(&m, 0, sizeof(m));
-	if (!rd_header(&r, &m, &version)) {
-		rd_body(&r, &m, version);
-		if (!r.err && r.off != r.len)
-			rd_fail(&r, -EBADMSG, "message longer than its fields");
-	}
-	err = r.err;
-	if (!err)
-		err = check_msg(&m, &r.why);
-	if (!err && m.type == RAFT_REQUEST_VOTE &&
-	    m.request_vote.candidate_id != from) {
-		r.why = "candidate id is not the sender's";
-		err = -EBADMSG;
-	}
-	if (err) {
-		imexd_raftwire_free(&m);
-		return bad(why, err, r.why);
-	}
-	m.server_id = from;
-	m.server_address = from_address;
-	*msg = m;
-	return 0;
+	return wr_encode(wr_msg, msg, out, len);
 }
 
 void imexd_raftwire_free(struct raft_message *msg)
