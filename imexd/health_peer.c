@@ -114,29 +114,28 @@ void imexd_health_peer_down(struct imexd_health *h, uint64_t now,
 }
 
 /*
- * Peer @name as a refusal names it, or -1: none when it is linked or
- * connected, as then the one refused only claimed its name.
+ * An input refusing peer @name begins: the peer (its index in *@p), or
+ * NULL when it is linked or connected, as then the one refused only
+ * claimed its name.  hl_end() follows either way.
  */
-static int refused_peer(const struct imexd_health *h, const char *name)
+static struct hpeer *refusal_begin(struct imexd_health *h, uint64_t now,
+				   const char *name, int *p)
 {
-	int p = hl_peer_find(&h->t, name);
-
-	if (p < 0 || h->t.peers[p].link ||
-	    h->t.peers[p].state == IMEX_MEMBER_CONNECTED)
-		return -1;
-	return p;
+	hl_begin(h, now);
+	*p = hl_peer_find(&h->t, name);
+	if (*p < 0 || h->t.peers[*p].link ||
+	    h->t.peers[*p].state == IMEX_MEMBER_CONNECTED)
+		return NULL;
+	return &h->t.peers[*p];
 }
 
 void imexd_health_peer_version_why(struct imexd_health *h, uint64_t now,
 				   const char *name, const char *why)
 {
 	int p;
+	struct hpeer *pe = refusal_begin(h, now, name, &p);
 
-	hl_begin(h, now);
-	p = refused_peer(h, name);
-	if (p >= 0) {
-		struct hpeer *pe = &h->t.peers[p];
-
+	if (pe) {
 		pe->cause = HC_VERSION;
 		pe->cause_at = now;
 		set_detail(pe, why, "no protocol version in common");
@@ -156,11 +155,9 @@ void imexd_health_peer_refused(struct imexd_health *h, uint64_t now,
 			       const char *name, const char *why)
 {
 	int p;
+	struct hpeer *pe = refusal_begin(h, now, name, &p);
 
-	hl_begin(h, now);
-	p = refused_peer(h, name);
-	if (p >= 0) {
-		struct hpeer *pe = &h->t.peers[p];
+	if (pe) {
 		bool same = pe->state == IMEX_MEMBER_REFUSED &&
 			    !strcmp(pe->detail, why && *why ? why : "refused");
 
