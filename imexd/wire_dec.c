@@ -36,6 +36,31 @@ static void rd_str(struct imexd_rd *r, enum str_kind kind, char *dst,
 	dst[n] = '\0';
 }
 
+/*
+ * A zeroed array of @n (> 0) entries of @size bytes, each @wire bytes on
+ * the wire (0: not checked here); NULL with the error set when @n is above
+ * @max (@too_many) or above what the body holds, or without memory.
+ */
+static void *rd_array(struct imexd_rd *r, uint32_t n, uint32_t max,
+		      size_t wire, size_t size, const char *too_many)
+{
+	void *v;
+
+	if (n > max) {
+		rd_fail(r, -E2BIG, too_many);
+		return NULL;
+	}
+	/* The count must fit what is left before anything is allocated. */
+	if (wire && n > rd_left(r) / wire) {
+		rd_fail(r, -EBADMSG, "body shorter than its fields");
+		return NULL;
+	}
+	v = calloc(n, size);
+	if (!v)
+		rd_fail(r, -ENOMEM, "out of memory");
+	return v;
+}
+
 static void rd_members(struct imexd_rd *r, struct imexd_def *d)
 {
 	uint16_t i;
@@ -43,15 +68,11 @@ static void rd_members(struct imexd_rd *r, struct imexd_def *d)
 	d->nmembers = rd_u16(r);
 	if (r->err || !d->nmembers)
 		return;
-	if (d->nmembers > IMEX_MEMBERS_MAX) {
-		rd_fail(r, -E2BIG, "more members than IMEX_MEMBERS_MAX");
+	d->members = rd_array(r, d->nmembers, IMEX_MEMBERS_MAX, 0,
+			      sizeof(*d->members),
+			      "more members than IMEX_MEMBERS_MAX");
+	if (!d->members)
 		return;
-	}
-	d->members = calloc(d->nmembers, sizeof(*d->members));
-	if (!d->members) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
 	for (i = 0; i < d->nmembers && !r->err; i++) {
 		rd_str(r, STR_NAME, d->members[i].name,
 		       sizeof(d->members[i].name));
@@ -67,20 +88,11 @@ static void rd_channels(struct imexd_rd *r, struct imexd_def *d)
 	d->nchannels = rd_u32(r);
 	if (r->err || !d->nchannels)
 		return;
-	if (d->nchannels > IMEX_CHANNELS_MAX) {
-		rd_fail(r, -E2BIG, "more channels than IMEX_CHANNELS_MAX");
+	d->channels = rd_array(r, d->nchannels, IMEX_CHANNELS_MAX,
+			       CHANNEL_WIRE_LEN, sizeof(*d->channels),
+			       "more channels than IMEX_CHANNELS_MAX");
+	if (!d->channels)
 		return;
-	}
-	/* The count must fit what is left before anything is allocated. */
-	if (d->nchannels > rd_left(r) / CHANNEL_WIRE_LEN) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return;
-	}
-	d->channels = calloc(d->nchannels, sizeof(*d->channels));
-	if (!d->channels) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
 	for (i = 0; i < d->nchannels; i++) {
 		d->channels[i].id = rd_u32(r);
 		d->channels[i].uid = rd_u32(r);
@@ -122,16 +134,11 @@ static void rd_views(struct imexd_rd *r, struct imexd_msg *m)
 	m->u.heartbeat.n = rd_u16(r);
 	if (r->err || !m->u.heartbeat.n)
 		return;
-	if (m->u.heartbeat.n > IMEX_MEMBERS_MAX) {
-		rd_fail(r, -E2BIG, "more peers than IMEX_MEMBERS_MAX");
-		return;
-	}
-	v = calloc(m->u.heartbeat.n, sizeof(*v));
+	v = rd_array(r, m->u.heartbeat.n, IMEX_MEMBERS_MAX, 0, sizeof(*v),
+		     "more peers than IMEX_MEMBERS_MAX");
 	m->u.heartbeat.peers = v;
-	if (!v) {
-		rd_fail(r, -ENOMEM, "out of memory");
+	if (!v)
 		return;
-	}
 	for (i = 0; i < m->u.heartbeat.n && !r->err; i++) {
 		rd_str(r, STR_NAME, v[i].name, sizeof(v[i].name));
 		v[i].state = rd_u8(r);
@@ -146,20 +153,11 @@ static void rd_gens(struct imexd_rd *r, struct imexd_msg *m)
 	m->u.heartbeat.ngens = rd_u16(r);
 	if (r->err || !m->u.heartbeat.ngens)
 		return;
-	if (m->u.heartbeat.ngens > IMEX_DOMAINS_MAX) {
-		rd_fail(r, -E2BIG, "more domains than IMEX_DOMAINS_MAX");
-		return;
-	}
-	if (m->u.heartbeat.ngens > rd_left(r) / GEN_WIRE_LEN) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return;
-	}
-	g = calloc(m->u.heartbeat.ngens, sizeof(*g));
+	g = rd_array(r, m->u.heartbeat.ngens, IMEX_DOMAINS_MAX, GEN_WIRE_LEN,
+		     sizeof(*g), "more domains than IMEX_DOMAINS_MAX");
 	m->u.heartbeat.gens = g;
-	if (!g) {
-		rd_fail(r, -ENOMEM, "out of memory");
+	if (!g)
 		return;
-	}
 	for (i = 0; i < m->u.heartbeat.ngens; i++) {
 		rd_bytes(r, g[i].uuid, sizeof(g[i].uuid));
 		g[i].generation = rd_u64(r);
@@ -208,19 +206,11 @@ static void rd_ids(struct imexd_rd *r, struct imexd_msg *m)
 
 	if (r->err || !n)
 		return;
-	if (n > IMEX_CHANNELS_MAX) {
-		rd_fail(r, -E2BIG, "more channel ids than IMEX_CHANNELS_MAX");
+	m->u.reply.ids = rd_array(r, n, IMEX_CHANNELS_MAX, 4,
+				  sizeof(*m->u.reply.ids),
+				  "more channel ids than IMEX_CHANNELS_MAX");
+	if (!m->u.reply.ids)
 		return;
-	}
-	if (n > rd_left(r) / 4) {
-		rd_fail(r, -EBADMSG, "body shorter than its fields");
-		return;
-	}
-	m->u.reply.ids = calloc(n, sizeof(*m->u.reply.ids));
-	if (!m->u.reply.ids) {
-		rd_fail(r, -ENOMEM, "out of memory");
-		return;
-	}
 	m->u.reply.nids = n;
 	for (i = 0; i < n; i++)
 		m->u.reply.ids[i] = rd_u32(r);
