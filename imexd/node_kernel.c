@@ -173,27 +173,7 @@ void node_domains_refresh(struct imexd_node *n)
 int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,
 		    size_t nkernel)
 {
-	struct imexd_def *copy = NULL;
-	size_t i;
-
-	if (nkernel) {
-		copy = calloc(nkernel, sizeof(*copy));
-		if (!copy)
-			return -ENOMEM;
-		for (i = 0; i < nkernel; i++)
-			if (imexd_def_copy(&copy[i], &kernel[i])) {
-				while (i--)
-					imexd_def_free(&copy[i]);
-				free(copy);
-				return -ENOMEM;
-			}
-	}
-	for (i = 0; i < n->n_kernel; i++)
-		imexd_def_free(&n->kernel[i]);
-	free(n->kernel);
-	n->kernel = copy;
-	n->n_kernel = nkernel;
-	return 0;
+	return imexd_defs_replace(&n->kernel, &n->n_kernel, kernel, nkernel);
 }
 
 /* ---- answers held until the kernel shows them -------------------------------- */
