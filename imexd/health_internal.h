@@ -147,6 +147,17 @@ const char *hl_member_name(const struct imexd_health *h, const struct htab *t,
 /* The generation of @uuid this node's kernel holds; 0 none. */
 uint64_t hl_kgen(const struct imexd_health *h, const uint8_t uuid[16]);
 
+/* t->mark[q] = 1 for each peer q sharing a domain with peer @p. */
+void hl_mark_shared(struct imexd_health *h, int p);
+/* What changed: peer @p's state, or what it reported. */
+void hl_state_changed(struct imexd_health *h, int p);
+void hl_report_changed(struct imexd_health *h, int p);
+void hl_set_state(struct imexd_health *h, int p, uint8_t state,
+		  uint64_t since, const char *why);
+/* Every input runs between these: deadlines passed, then what is due. */
+void hl_begin(struct imexd_health *h, uint64_t now);
+void hl_end(struct imexd_health *h);
+
 /* health_status.c */
 /* @ms of the health clock as ISO 8601 UTC ("" when the wall is unknown). */
 void hl_iso(const struct imexd_health *h, uint64_t ms, char out[32]);

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The node dispatcher's internals, shared by its two files:
- *   node.c      the action queue, the parts' actions, life, events
- *   node_req.c  roster and parts set-up, requests into fsm commands,
- *               messages routed by type, domains and generations handed
- *               to health, kernel status out
+ * The node dispatcher's internals, shared by its files:
+ *   node.c         the action queue, the roster, life, events, views
+ *   node_pump.c    the parts' actions, drained until none is left
+ *   node_req.c     roster and parts set-up, requests into fsm commands,
+ *                  messages routed by type, forwards not sent
+ *   node_join.c    peers following the configuration, HELLOs, joins
+ *   node_kernel.c  domains and generations handed to health, kernel
+ *                  status out, answers held until the kernel shows them
+ *   node_members.c the membership view
  */
 #ifndef IMEXD_NODE_INTERNAL_H
 #define IMEXD_NODE_INTERNAL_H
+
+#include <stddef.h>
 
 #include "agree.h"
 #include "node.h"
@@ -133,15 +139,51 @@ struct imexd_node {
 };
 
 /* node.c */
-bool node_log_due(struct imexd_node *n, const char *what, const char *name);
+struct node_out *node_out_push(struct imexd_node *n,
+			       enum imexd_node_action_type type);
+void node_out_release(struct node_out *o);
 /* A line with fields (@f NULL: none). */
 void node_log_f(struct imexd_node *n, const struct imexd_log_fields *f,
 		int level, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void node_log(struct imexd_node *n, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+char *node_dup_str(const char *s);
+/*
+ * The index of the entry named @name among @count entries of @size bytes
+ * at @base, each with its name (a char array) at @off; -1 if none.
+ */
+int node_name_find(const void *base, size_t count, size_t size, size_t off,
+		   const char *name);
+/* The index in array @arr, of @count entries with a .name, of @key. */
+#define node_find(arr, count, key)					\
+	node_name_find(arr, count, sizeof(*(arr)),			\
+		       offsetof(__typeof__(*(arr)), name), key)
+int node_roster_index(const struct imexd_node *n, const char *name);
+/* "host:port" with the default port added when there is none. */
+void node_addr_norm(const struct imexd_node *n, const char *in, char *out,
+		    size_t len);
+
+/* node_pump.c */
 void node_ag(struct imexd_node *n, int rv, const char *what);
-/* node_req.c: membership */
+void node_pump(struct imexd_node *n);
+
+/* node_req.c */
+int node_roster_init(struct imexd_node *n, const struct imexd_node_config *cfg,
+		     char *err, size_t errlen);
+int node_parts_new(struct imexd_node *n, char *err, size_t errlen);
+const struct imexd_fsm *node_fsm(const struct imexd_node *n);
+void node_req_fail(struct imexd_node *n, uint64_t req_id, int error,
+		   const char *text);
+/* Is @name in the group's raft configuration? */
+bool node_is_member(const struct imexd_node *n, const char *name);
+void node_route(struct imexd_node *n, const char *from,
+		const struct imexd_msg *msg);
+void node_unsent_add(struct imexd_node *n, const char *to, uint64_t tag);
+void node_unsent_flush(struct imexd_node *n);
+
+/* node_join.c */
+bool node_log_due(struct imexd_node *n, const char *what, const char *name);
 void node_members_sync(struct imexd_node *n);
 void node_hello(struct imexd_node *n, const char *name,
 		const struct imexd_msg *hello);
@@ -152,31 +194,20 @@ void node_join_check(struct imexd_node *n, const char *name,
 void node_checks_answer(struct imexd_node *n);
 void node_join_done(struct imexd_node *n, uint64_t req_id);
 uint64_t node_joins_deadline(const struct imexd_node *n);
-void node_pump(struct imexd_node *n);
-void node_addr_norm(const struct imexd_node *n, const char *in, char *out,
-		    size_t len);
-int node_roster_index(const struct imexd_node *n, const char *name);
-struct node_out *node_out_push(struct imexd_node *n,
-			       enum imexd_node_action_type type);
-void node_out_release(struct node_out *o);
+/* A join: dial the node, then ask the group with its HELLO's identity. */
+void node_join(struct imexd_node *n, const struct imexd_request *r);
 
-/* node_req.c */
-int node_roster_init(struct imexd_node *n, const struct imexd_node_config *cfg,
-		     char *err, size_t errlen);
-int node_parts_new(struct imexd_node *n, char *err, size_t errlen);
-const struct imexd_fsm *node_fsm(const struct imexd_node *n);
-void node_route(struct imexd_node *n, const char *from,
-		const struct imexd_msg *msg);
+/* node_kernel.c */
 void node_status_out(struct imexd_node *n,
 		     const struct imexd_domain_status *st);
 void node_domains_refresh(struct imexd_node *n);
 void node_applied_refresh(struct imexd_node *n);
 int node_kernel_set(struct imexd_node *n, const struct imexd_def *kernel,
 		    size_t nkernel);
+/* 5 election timeouts, as agree's request timeout by default. */
+uint64_t node_park_ms(const struct imexd_node *n);
 void node_park(struct imexd_node *n, struct node_out *o, uint64_t index);
 void node_parked_release(struct imexd_node *n);
 uint64_t node_parked_deadline(const struct imexd_node *n);
-void node_unsent_add(struct imexd_node *n, const char *to, uint64_t tag);
-void node_unsent_flush(struct imexd_node *n);
 
 #endif /* IMEXD_NODE_INTERNAL_H */

@@ -16,6 +16,10 @@
  * (IMEXD_PEERS_LOG_PER_HOST a minute, for IMEXD_PEERS_LOG_HOSTS hosts), so
  * a hostile host can neither flood the log, even with a new name each
  * time, nor grow memory here.
+ *
+ * This file: actions, log limits, the tables, dialling and time;
+ * peers_conn.c the connections and HELLO, peers_members.c the group id and
+ * membership, peers_internal.h what they share.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,100 +28,7 @@
 #include <string.h>
 
 #include "grow.h"
-#include "peers.h"
-
-#define BACKOFF_MIN_MS		500
-#define BACKOFF_MAX_MS		3000
-#define HELLO_TIMEOUT_MS	5000
-#define LOG_EVERY_MS		60000
-#define LOGKEYS_MAX		128
-#define NO_TIME			UINT64_MAX
-
-#define LOG_ERR			3
-#define LOG_WARNING		4
-#define LOG_INFO		6
-#define LOG_DEBUG		7
-
-struct peer {
-	char name[IMEX_NAME_MAX];
-	char addr[IMEXD_ADDR_MAX + 1];	/* what CONNECT dials */
-	uint64_t conn;			/* the bound connection, 0 if none */
-	bool known;			/* an instance was bound before */
-	uint8_t uuid[16];		/* that instance */
-	uint64_t epoch;
-	bool connecting;		/* a CONNECT is outstanding */
-	uint64_t connect_at;		/* next dial, when neither */
-	uint32_t backoff;		/* the delay after the next failure */
-	bool gone;			/* removed from the group: not a peer */
-	bool learnt;			/* known by its HELLO only: not dialled */
-	uint64_t group;			/* the bound instance's group id */
-};
-
-struct conn {
-	uint64_t id;
-	char addr[IMEXD_ADDR_MAX + 1];	/* connect string, or peer "ip:port" */
-	bool outbound;
-	int dialled;			/* outbound: the peer dialled, or -1 */
-	int peer;			/* bound: the peer, else -1 */
-	uint64_t since;			/* conn_up time (hello timeout) */
-	bool has_auth;
-	struct imexd_peers_auth auth;
-};
-
-struct logkey {
-	char kind[16];
-	char host[IMEXD_ADDR_MAX + 1];
-	char name[IMEX_NAME_MAX];
-	uint64_t last;
-};
-
-/* The refusal lines about one host in the minute from @start. */
-struct loghost {
-	char host[IMEXD_ADDR_MAX + 1];
-	uint64_t start;
-	unsigned count;
-};
-
-struct act {
-	struct imexd_peers_action a;
-	char name[IMEX_NAME_MAX];
-	char addr[IMEXD_ADDR_MAX + 1];
-	uint8_t uuid[16];
-	uint8_t *frame;			/* owned */
-	char *text;			/* owned */
-};
-
-struct act_ref {
-	struct act *act;
-};
-
-struct imexd_peers {
-	char self[IMEX_NAME_MAX];
-	uint8_t self_uuid[16];
-	uint64_t epoch;
-	uint32_t backoff_min, backoff_max, hello_timeout;
-	uint32_t max_channels;
-	uint8_t fabric_uuid[16];
-	uint32_t partition;
-	uint64_t group;			/* this node's Raft group id, 0: none */
-	uint64_t claims_refused;	/* HELLOs its certificate did not back */
-	bool started, shutting_down;
-
-	struct peer *peers;
-	size_t npeers, cap_peers;
-	uint16_t default_port;
-
-	struct conn *conns;
-	size_t nconns, cap_conns;
-
-	struct logkey logkeys[LOGKEYS_MAX];
-	size_t nlogkeys;
-	struct loghost loghosts[IMEXD_PEERS_LOG_HOSTS];
-	size_t nloghosts;
-
-	struct act_ref *acts;		/* each apart: pointers survive growth */
-	size_t nacts, cap_acts, next_act;
-};
+#include "peers_internal.h"
 
 /* ---- actions -------------------------------------------------------------- */
 
@@ -132,7 +43,7 @@ static void act_release(struct act *a)
  * Called on entry to every event: drained actions go.  Not from
  * imexd_peers_send(), which the caller may call while it handles one.
  */
-static void acts_gc(struct imexd_peers *p)
+void peers_acts_gc(struct imexd_peers *p)
 {
 	size_t i;
 
@@ -148,7 +59,7 @@ static void acts_gc(struct imexd_peers *p)
 
 /* A peer's name (shorter than IMEX_NAME_MAX) into an action, once per
  * frame: cheaper than snprintf(). */
-static void name_copy(char dst[IMEX_NAME_MAX], const char *src)
+void peers_name_copy(char dst[IMEX_NAME_MAX], const char *src)
 {
 	size_t n = strnlen(src, IMEX_NAME_MAX - 1);
 
@@ -157,8 +68,8 @@ static void name_copy(char dst[IMEX_NAME_MAX], const char *src)
 }
 
 /* A new zeroed action, or NULL when out of memory (the event is dropped). */
-static struct act *act_push(struct imexd_peers *p,
-			    enum imexd_peers_action_type type)
+struct act *peers_act_push(struct imexd_peers *p,
+				  enum imexd_peers_action_type type)
 {
 	struct act *a;
 
@@ -198,10 +109,7 @@ bool imexd_peers_next(struct imexd_peers *p, struct imexd_peers_action *out)
 	return true;
 }
 
-static void plog(struct imexd_peers *p, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void plog(struct imexd_peers *p, int level, const char *fmt, ...)
+void peers_log(struct imexd_peers *p, int level, const char *fmt, ...)
 {
 	struct act *a;
 	va_list ap;
@@ -213,7 +121,7 @@ static void plog(struct imexd_peers *p, int level, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	a = act_push(p, IMEXD_PEERS_LOG);
+	a = peers_act_push(p, IMEXD_PEERS_LOG);
 	if (!a) {
 		free(text);
 		return;
@@ -223,7 +131,7 @@ static void plog(struct imexd_peers *p, int level, const char *fmt, ...)
 }
 
 /* The host part of "host:port" / "[v6]:port" (its length). */
-static size_t host_len(const char *addr)
+size_t peers_host_len(const char *addr)
 {
 	const char *colon = strrchr(addr, ':');
 
@@ -270,8 +178,8 @@ static bool host_budget(struct imexd_peers *p, uint64_t now, const char *addr,
 		return false;
 	if (++h->count <= IMEXD_PEERS_LOG_PER_HOST)
 		return true;
-	plog(p, LOG_WARNING, "more refused connections from %s: not logged for up to a minute",
-	     h->host);
+	peers_log(p, LOG_WARNING, "more refused connections from %s: not logged for up to a minute",
+		  h->host);
 	return false;
 }
 
@@ -280,10 +188,10 @@ static bool host_budget(struct imexd_peers *p, uint64_t now, const char *addr,
  * minute per key, within the host's budget; the tables are bounded, the
  * key table's oldest entry reused.
  */
-static bool log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
-		   const char *addr, const char *name)
+bool peers_log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
+			 const char *addr, const char *name)
 {
-	size_t hl = host_len(addr), i, oldest = 0;
+	size_t hl = peers_host_len(addr), i, oldest = 0;
 	struct logkey *k;
 
 	if (hl > IMEXD_ADDR_MAX)
@@ -311,15 +219,10 @@ static bool log_ok(struct imexd_peers *p, uint64_t now, const char *kind,
 	return host_budget(p, now, addr, hl);
 }
 
-#define plog_limited(p, now, kind, addr, name, level, ...) do {		\
-		if (log_ok(p, now, kind, addr, name))			\
-			plog(p, level, __VA_ARGS__);			\
-	} while (0)
-
 /* ---- tables --------------------------------------------------------------- */
 
 /* Any entry, removed ones too. */
-static int peer_slot(const struct imexd_peers *p, const char *name)
+int peers_slot(const struct imexd_peers *p, const char *name)
 {
 	size_t i;
 
@@ -329,14 +232,14 @@ static int peer_slot(const struct imexd_peers *p, const char *name)
 	return -1;
 }
 
-static int peer_find(const struct imexd_peers *p, const char *name)
+int peers_find(const struct imexd_peers *p, const char *name)
 {
-	int i = peer_slot(p, name);
+	int i = peers_slot(p, name);
 
 	return i >= 0 && !p->peers[i].gone ? i : -1;
 }
 
-static struct conn *conn_find(struct imexd_peers *p, uint64_t id)
+struct conn *peers_conn_find(struct imexd_peers *p, uint64_t id)
 {
 	size_t i;
 
@@ -347,7 +250,7 @@ static struct conn *conn_find(struct imexd_peers *p, uint64_t id)
 }
 
 /* Forget @c (no action). */
-static void conn_forget(struct imexd_peers *p, struct conn *c)
+void peers_conn_forget(struct imexd_peers *p, struct conn *c)
 {
 	size_t i = (size_t)(c - p->conns);
 
@@ -356,32 +259,26 @@ static void conn_forget(struct imexd_peers *p, struct conn *c)
 	p->nconns--;
 }
 
-static void emit_close(struct imexd_peers *p, uint64_t id)
+void peers_emit_close(struct imexd_peers *p, uint64_t id)
 {
-	struct act *a = act_push(p, IMEXD_PEERS_CLOSE);
+	struct act *a = peers_act_push(p, IMEXD_PEERS_CLOSE);
 
 	if (a)
 		a->a.conn = id;
 }
 
-/* An action about peer @pe, with the words health shows for it (text). */
-static void emit_name_why(struct imexd_peers *p, enum imexd_peers_action_type t,
-			  const struct peer *pe, uint64_t conn,
-			  const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void emit_name_why(struct imexd_peers *p, enum imexd_peers_action_type t,
-			  const struct peer *pe, uint64_t conn,
-			  const char *fmt, ...)
+void peers_emit_name_why(struct imexd_peers *p, enum imexd_peers_action_type t,
+			 const struct peer *pe, uint64_t conn,
+			 const char *fmt, ...)
 {
-	struct act *a = act_push(p, t);
+	struct act *a = peers_act_push(p, t);
 	va_list ap;
 	int n;
 
 	if (!a)
 		return;
 	a->a.conn = conn;
-	name_copy(a->name, pe->name);
+	peers_name_copy(a->name, pe->name);
 	va_start(ap, fmt);
 	n = vasprintf(&a->text, fmt, ap);
 	va_end(ap);
@@ -400,7 +297,7 @@ static void schedule_dial(struct imexd_peers *p, struct peer *pe, uint64_t now,
 	pe->backoff = next > p->backoff_max ? p->backoff_max : (uint32_t)next;
 }
 
-static void dial_failed(struct imexd_peers *p, struct peer *pe, uint64_t now)
+void peers_dial_failed(struct imexd_peers *p, struct peer *pe, uint64_t now)
 {
 	schedule_dial(p, pe, now, pe->backoff);
 }
@@ -409,7 +306,7 @@ static void dial_failed(struct imexd_peers *p, struct peer *pe, uint64_t now)
 static void redial(struct imexd_peers *p, struct peer *pe, uint64_t now)
 {
 	if (!pe->conn && !pe->connecting)
-		dial_failed(p, pe, now);
+		peers_dial_failed(p, pe, now);
 }
 
 /*
@@ -417,20 +314,20 @@ static void redial(struct imexd_peers *p, struct peer *pe, uint64_t now)
  * its peer (PEER_DOWN if it was bound; a dial it carried is over).  @c is
  * invalid afterwards.
  */
-static void conn_end(struct imexd_peers *p, struct conn *c, uint64_t now,
-		     bool close)
+void peers_conn_end(struct imexd_peers *p, struct conn *c, uint64_t now,
+			   bool close)
 {
 	int bound = c->peer, dialled = c->dialled;
 	uint64_t id = c->id;
 
 	if (close)
-		emit_close(p, id);
-	conn_forget(p, c);
+		peers_emit_close(p, id);
+	peers_conn_forget(p, c);
 	if (bound >= 0 && p->peers[bound].conn == id) {
 		p->peers[bound].conn = 0;
-		emit_name_why(p, IMEXD_PEERS_PEER_DOWN, &p->peers[bound], id,
-			      "%s", close ? "connection closed by this node" :
-					    "connection closed by the peer");
+		peers_emit_name_why(p, IMEXD_PEERS_PEER_DOWN, &p->peers[bound], id,
+				    "%s", close ? "connection closed by this node" :
+						  "connection closed by the peer");
 	} else {
 		bound = -1;
 	}
@@ -448,8 +345,8 @@ static void conn_end(struct imexd_peers *p, struct conn *c, uint64_t now,
  * "" -> name:port, "host" -> host:port, "v6::addr" -> "[v6::addr]:port",
  * "[v6]" -> "[v6]:port"; false when the result does not fit.
  */
-static bool addr_normalize(const char *in, const char *name, uint16_t port,
-			   char *out, size_t len)
+bool peers_addr_normalize(const char *in, const char *name, uint16_t port,
+				 char *out, size_t len)
 {
 	const char *colon = strrchr(in, ':');
 	int n;
@@ -530,8 +427,8 @@ int imexd_peers_new(const struct imexd_peers_config *cfg,
 			continue;
 		pe = &p->peers[p->npeers++];
 		snprintf(pe->name, sizeof(pe->name), "%s", r->name);
-		if (!addr_normalize(r->addr, r->name, port, pe->addr,
-				    sizeof(pe->addr))) {
+		if (!peers_addr_normalize(r->addr, r->name, port, pe->addr,
+					  sizeof(pe->addr))) {
 			imexd_peers_free(p);
 			return -EINVAL;
 		}
@@ -558,7 +455,7 @@ void imexd_peers_free(struct imexd_peers *p)
 
 /* ---- dialling -------------------------------------------------------------- */
 
-static void dial_due(struct imexd_peers *p, uint64_t now)
+void peers_dial_due(struct imexd_peers *p, uint64_t now)
 {
 	size_t i;
 
@@ -571,7 +468,7 @@ static void dial_due(struct imexd_peers *p, uint64_t now)
 		if (pe->gone || pe->learnt || pe->conn || pe->connecting ||
 		    now < pe->connect_at)
 			continue;
-		a = act_push(p, IMEXD_PEERS_CONNECT);
+		a = peers_act_push(p, IMEXD_PEERS_CONNECT);
 		if (!a)
 			return;		/* retried at the next timer */
 		snprintf(a->addr, sizeof(a->addr), "%s", pe->addr);
@@ -583,14 +480,14 @@ void imexd_peers_start(struct imexd_peers *p, uint64_t now)
 {
 	size_t i;
 
-	acts_gc(p);
+	peers_acts_gc(p);
 	if (p->started || p->shutting_down)
 		return;
 	p->started = true;
 	for (i = 0; i < p->npeers; i++)
 		if (!p->peers[i].gone && !p->peers[i].learnt)
 			p->peers[i].connect_at = now;
-	dial_due(p, now);
+	peers_dial_due(p, now);
 }
 
 void imexd_peers_conn_failed(struct imexd_peers *p, uint64_t now,
@@ -598,7 +495,7 @@ void imexd_peers_conn_failed(struct imexd_peers *p, uint64_t now,
 {
 	size_t i;
 
-	acts_gc(p);
+	peers_acts_gc(p);
 	for (i = 0; i < p->npeers; i++) {
 		struct peer *pe = &p->peers[i];
 
@@ -606,521 +503,9 @@ void imexd_peers_conn_failed(struct imexd_peers *p, uint64_t now,
 			if (pe->conn)
 				pe->connecting = false;
 			else
-				dial_failed(p, pe, now);
+				peers_dial_failed(p, pe, now);
 		}
 	}
-}
-
-/* ---- connections ----------------------------------------------------------- */
-
-static int send_msg(struct imexd_peers *p, uint64_t conn, struct imexd_msg *m)
-{
-	struct act *a;
-	uint8_t *f;
-	size_t len;
-	int r;
-
-	memcpy(m->sender_uuid, p->self_uuid, 16);
-	m->sender_epoch = p->epoch;
-	r = imexd_msg_encode(m, &f, &len);
-	if (r)
-		return r;
-	a = act_push(p, IMEXD_PEERS_SEND);
-	if (!a) {
-		free(f);
-		return -ENOMEM;
-	}
-	a->a.conn = conn;
-	a->frame = f;
-	a->a.len = len;
-	return 0;
-}
-
-static int send_hello(struct imexd_peers *p, uint64_t conn, uint8_t type)
-{
-	struct imexd_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	m.u.hello.proto_min = IMEXD_PROTO_VERSION;
-	m.u.hello.proto_max = IMEXD_PROTO_VERSION;
-	snprintf(m.u.hello.node_name, sizeof(m.u.hello.node_name), "%s",
-		 p->self);
-	m.u.hello.max_channels = p->max_channels;
-	memcpy(m.u.hello.fabric_uuid, p->fabric_uuid, 16);
-	m.u.hello.partition = p->partition;
-	m.u.hello.group = p->group;
-	return send_msg(p, conn, &m);
-}
-
-/* Inbound connections waiting for HELLO: from @addr's host, and in all. */
-static void count_unbound(const struct imexd_peers *p, const char *addr,
-			  unsigned *host, unsigned *all)
-{
-	size_t hl = host_len(addr), i;
-
-	*host = 0;
-	*all = 0;
-	for (i = 0; i < p->nconns; i++) {
-		const struct conn *c = &p->conns[i];
-
-		if (c->outbound || c->peer >= 0)
-			continue;
-		(*all)++;
-		if (host_len(c->addr) == hl && !memcmp(c->addr, addr, hl))
-			(*host)++;
-	}
-}
-
-/* Has the dial of peer @i come up already?  (Two peers at one address.) */
-static bool dial_has_conn(const struct imexd_peers *p, size_t i)
-{
-	size_t j;
-
-	for (j = 0; j < p->nconns; j++)
-		if (p->conns[j].dialled == (int)i && p->conns[j].peer < 0)
-			return true;
-	return false;
-}
-
-void imexd_peers_conn_up(struct imexd_peers *p, uint64_t now, uint64_t conn,
-			 const char *addr, bool outbound,
-			 const struct imexd_peers_auth *auth)
-{
-	unsigned host, all;
-	struct conn *c;
-	int dialled = -1;
-	size_t i;
-
-	acts_gc(p);
-	if (!addr)
-		addr = "";
-	if (p->shutting_down || !conn || conn_find(p, conn)) {
-		emit_close(p, conn);
-		return;
-	}
-	if (outbound) {
-		for (i = 0; i < p->npeers; i++)
-			if (p->peers[i].connecting && !dial_has_conn(p, i) &&
-			    !strcmp(p->peers[i].addr, addr)) {
-				dialled = (int)i;
-				break;
-			}
-		if (dialled < 0) {	/* nothing here dialled it */
-			emit_close(p, conn);
-			return;
-		}
-	} else {
-		count_unbound(p, addr, &host, &all);
-		if (host >= IMEXD_PEERS_UNBOUND_PER_HOST ||
-		    all >= IMEXD_PEERS_UNBOUND_MAX) {
-			plog_limited(p, now, "unbound", addr, "", LOG_WARNING,
-				     "refusing connection from %s: %u connections from that host and %u in all have not said HELLO (at most %u and %u)",
-				     addr, host, all, IMEXD_PEERS_UNBOUND_PER_HOST,
-				     IMEXD_PEERS_UNBOUND_MAX);
-			emit_close(p, conn);
-			return;
-		}
-	}
-	if (imexd_grow((void **)&p->conns, &p->cap_conns, p->nconns + 1,
-		       sizeof(*p->conns))) {
-		plog(p, LOG_ERR, "out of memory for connection %s %s: closing it",
-		     outbound ? "to" : "from", addr);
-		emit_close(p, conn);
-		if (dialled >= 0)
-			dial_failed(p, &p->peers[dialled], now);
-		return;
-	}
-	c = &p->conns[p->nconns++];
-	memset(c, 0, sizeof(*c));
-	c->id = conn;
-	snprintf(c->addr, sizeof(c->addr), "%s", addr);
-	c->outbound = outbound;
-	c->dialled = dialled;
-	c->peer = -1;
-	c->since = now;
-	if (auth) {
-		c->has_auth = true;
-		c->auth = *auth;
-		if (c->auth.n_names > IMEXD_PEERS_CERT_NAMES_MAX)
-			c->auth.n_names = IMEXD_PEERS_CERT_NAMES_MAX;
-	}
-	/* The dialling side speaks first. */
-	if (outbound && send_hello(p, conn, IMEXD_MSG_HELLO)) {
-		plog(p, LOG_ERR, "cannot send HELLO to %s: closing the connection",
-		     addr);
-		conn_end(p, c, now, true);
-	}
-}
-
-void imexd_peers_conn_down(struct imexd_peers *p, uint64_t now, uint64_t conn)
-{
-	struct conn *c;
-
-	acts_gc(p);
-	c = conn_find(p, conn);
-	if (c)
-		conn_end(p, c, now, false);
-}
-
-/* Does the verified certificate of @c carry @name?  (No TLS: yes.) */
-static bool cert_names(const struct conn *c, const char *name)
-{
-	unsigned i;
-
-	if (!c->has_auth || !c->auth.tls)
-		return true;
-	for (i = 0; i < c->auth.n_names; i++)
-		if (!strncmp(c->auth.names[i], name, IMEX_NAME_MAX))
-			return true;
-	return false;
-}
-
-/*
- * Is @c the node its HELLO names (its certificate was checked to carry the
- * name)?  With TLS, yes; without, only a connection this node dialled to
- * the node list's address of it: an inbound claim is anyone's.  Only a
- * proven one may change how that member is shown.
- */
-static bool proven(const struct conn *c)
-{
-	return (c->has_auth && c->auth.tls) || c->outbound;
-}
-
-/* "'x', 'y'" for the log, or "no node name". */
-static void cert_list(const struct conn *c, char *buf, size_t len)
-{
-	size_t off = 0;
-	unsigned i;
-
-	buf[0] = '\0';
-	if (!c->auth.n_names) {
-		snprintf(buf, len, "no node name");
-		return;
-	}
-	for (i = 0; i < c->auth.n_names && off < len; i++) {
-		int n = snprintf(buf + off, len - off, "%s'%.*s'",
-				 i ? ", " : "", IMEX_NAME_MAX - 1,
-				 c->auth.names[i]);
-
-		if (n < 0)
-			break;
-		off += (size_t)n;
-	}
-}
-
-/*
- * Which of two bound connections to one peer instance survives: the one
- * opened by the node with the smaller name.  Both ends apply the same
- * rule, so they keep the same connection without talking about it.  Two
- * opened by the same node: that node gave up on the older one, keep the
- * newer.
- */
-static bool keep_new(const struct imexd_peers *p, const struct conn *old,
-		     const struct conn *new, const char *peer)
-{
-	const char *old_opener = old->outbound ? p->self : peer;
-	const char *new_opener = new->outbound ? p->self : peer;
-
-	if (!strcmp(old_opener, new_opener))
-		return true;
-	return strcmp(new_opener, old_opener) < 0;
-}
-
-static void peer_up(struct imexd_peers *p, struct peer *pe, uint64_t conn,
-		    const struct imexd_msg *hello, bool restarted,
-		    bool replaced)
-{
-	struct act *a = act_push(p, IMEXD_PEERS_PEER_UP);
-
-	if (!a)
-		return;
-	a->a.conn = conn;
-	name_copy(a->name, pe->name);
-	a->a.epoch = hello->sender_epoch;
-	memcpy(a->uuid, hello->sender_uuid, 16);
-	a->a.restarted = restarted;
-	a->a.replaced = replaced;
-	a->a.msg = hello;
-}
-
-/*
- * Node @name's HELLO names another Raft group: its log began with another
- * bootstrap entry (a NODES_FILE whose names differed from the group's
- * first one at its first start), which Raft cannot tell from ours at
- * (term 1, index 1).
- */
-static void group_refused(struct imexd_peers *p, uint64_t now,
-			  const struct conn *c, const char *name, uint64_t group)
-{
-	plog_limited(p, now, "group", c->addr, name, LOG_ERR,
-		     "node '%s' (%s) is in another group (group id %016llx, this node's %016llx): one of the two first started with a NODES_FILE other than the group's first one; refused: give every node the group's first NODES_FILE (the names it first started with; addresses may differ), then move STATE_DIRECTORY/raft away on the nodes of the wrong group and restart them (they catch up from the group)",
-		     name, c->addr, (unsigned long long)group,
-		     (unsigned long long)p->group);
-}
-
-/* A name no configuration here named (so none removed). */
-static bool learnable(const struct imexd_peers *p, const char *name)
-{
-	int i = peer_slot(p, name);
-
-	return i < 0 || p->peers[i].learnt;
-}
-
-/*
- * Inbound @c says it is node @name, which is no peer here, and names our
- * group: a node joined while this one was away, leading or catching us up
- * before our log holds its join.  It becomes a peer that is not dialled
- * (it dials us) until the configuration adds it.  A name the
- * configuration removed stays refused.  -1: not learnt (logged).
- */
-static int peer_learn(struct imexd_peers *p, uint64_t now,
-		      const struct conn *c, const char *name)
-{
-	struct peer *pe;
-	int i = peer_slot(p, name);
-
-	if (i < 0) {
-		if (p->npeers >= IMEXD_PEERS_MAX) {
-			plog_limited(p, now, "learn", c->addr, name, LOG_WARNING,
-				     "peer %s says it is node '%s' of this group, but this node holds %u node names already; refused",
-				     c->addr, name, IMEXD_PEERS_MAX);
-			return -1;
-		}
-		if (imexd_grow((void **)&p->peers, &p->cap_peers,
-			       p->npeers + 1, sizeof(*p->peers))) {
-			plog(p, LOG_ERR, "out of memory for node '%s' (%s): closing its connection",
-			     name, c->addr);
-			return -1;
-		}
-		i = (int)p->npeers++;
-		pe = &p->peers[i];
-		memset(pe, 0, sizeof(*pe));
-		snprintf(pe->name, sizeof(pe->name), "%s", name);
-		pe->backoff = p->backoff_min;
-	}
-	pe = &p->peers[i];
-	pe->gone = false;
-	pe->learnt = true;
-	pe->connect_at = NO_TIME;
-	plog_limited(p, now, "learnt", c->addr, name, LOG_INFO,
-		     "node '%s' (%s) is of this group but not in the configuration this node knows yet (it joined while this node was away): taken as a peer",
-		     name, c->addr);
-	return i;
-}
-
-/*
- * A refusal that retrying soon will not change (protocol, group): an
- * inbound peer gets our HELLO_ACK first so that it can say the same, and
- * our own dial waits the longest backoff.
- */
-static void refuse_for_long(struct imexd_peers *p, uint64_t now,
-			    struct conn *c, struct peer *pe)
-{
-	bool outbound = c->outbound;
-
-	if (!outbound)
-		send_hello(p, c->id, IMEXD_MSG_HELLO_ACK);
-	conn_end(p, c, now, true);
-	if (outbound && !pe->conn && !pe->connecting)
-		pe->connect_at = now + p->backoff_max;
-}
-
-/* A HELLO (inbound) or HELLO_ACK (outbound) on unbound @c. */
-static void hello_bind(struct imexd_peers *p, uint64_t now, struct conn *c,
-		       const struct imexd_msg *m)
-{
-	const char *name = m->u.hello.node_name;
-	uint64_t id = c->id;
-	bool restarted = false, replaced = false, learn;
-	struct peer *pe;
-	struct conn *old;
-	char certs[IMEXD_PEERS_CERT_NAMES_MAX * (IMEX_NAME_MAX + 4)];
-	int q;
-
-	if (!strcmp(name, p->self)) {
-		plog_limited(p, now, "self", c->addr, name, LOG_WARNING,
-			     "peer %s says it is this node ('%s'); refused: check the node list and addresses",
-			     c->addr, name);
-		conn_end(p, c, now, true);
-		return;
-	}
-	q = peer_find(p, name);
-	/* Unknown but of our group (its id is a hash of our first entry). */
-	learn = q < 0 && !c->outbound && p->group &&
-		m->u.hello.group == p->group &&
-		learnable(p, name);
-	if (q < 0 && !learn) {
-		plog_limited(p, now, "roster", c->addr, name, LOG_WARNING,
-			     "peer %s says it is node '%s', which is not in the node list; refused",
-			     c->addr, name);
-		conn_end(p, c, now, true);
-		return;
-	}
-	if (!cert_names(c, name)) {
-		cert_list(c, certs, sizeof(certs));
-		plog_limited(p, now, "cert", c->addr, name, LOG_WARNING,
-			     "peer %s claims to be '%s' but its certificate names %s; refused",
-			     c->addr, name, certs);
-		/* Someone else's certificate: the member claimed stays as is. */
-		p->claims_refused++;
-		conn_end(p, c, now, true);
-		return;
-	}
-	if (learn) {
-		q = peer_learn(p, now, c, name);
-		if (q < 0) {
-			conn_end(p, c, now, true);
-			return;
-		}
-	}
-	if (c->outbound && c->dialled != q) {
-		plog_limited(p, now, "node-map", c->addr, name, LOG_ERR,
-			     "node-map mismatch: %s is node '%s''s address, but node '%s' answered there; refused: fix the node list",
-			     c->addr, p->peers[c->dialled].name, name);
-		conn_end(p, c, now, true);
-		return;
-	}
-	pe = &p->peers[q];
-	if (m->u.hello.proto_max < IMEXD_PROTO_VERSION ||
-	    m->u.hello.proto_min > IMEXD_PROTO_VERSION) {
-		plog_limited(p, now, "version", c->addr, name, LOG_ERR,
-			     "node '%s' (%s) speaks protocol %u..%u, this node %u: upgrade one of them",
-			     name, c->addr, m->u.hello.proto_min,
-			     m->u.hello.proto_max, IMEXD_PROTO_VERSION);
-		if (proven(c))
-			emit_name_why(p, IMEXD_PEERS_PEER_VERSION, pe, id,
-				      "it speaks protocol %u..%u, this node %u",
-				      m->u.hello.proto_min, m->u.hello.proto_max,
-				      IMEXD_PROTO_VERSION);
-		refuse_for_long(p, now, c, pe);
-		return;
-	}
-
-	if (p->group && m->u.hello.group && m->u.hello.group != p->group) {
-		group_refused(p, now, c, name, m->u.hello.group);
-		if (proven(c))
-			emit_name_why(p, IMEXD_PEERS_PEER_REFUSED, pe, id,
-				      "identity: it is in another group (group id %016llx, this node's %016llx): see its log",
-				      (unsigned long long)m->u.hello.group,
-				      (unsigned long long)p->group);
-		refuse_for_long(p, now, c, pe);
-		return;
-	}
-
-	/* A new instance: whatever was bound belongs to the old one. */
-	if (pe->known && (pe->epoch != m->sender_epoch ||
-			  memcmp(pe->uuid, m->sender_uuid, 16))) {
-		plog(p, LOG_INFO, "node '%s' restarted (instance %016llx, was %016llx)",
-		     name, (unsigned long long)m->sender_epoch,
-		     (unsigned long long)pe->epoch);
-		restarted = true;
-		old = pe->conn ? conn_find(p, pe->conn) : NULL;
-		if (old) {
-			conn_end(p, old, now, true);
-			c = conn_find(p, id);
-		}
-	} else if (pe->conn) {
-		old = conn_find(p, pe->conn);
-		if (old && !keep_new(p, old, c, name)) {
-			plog(p, LOG_DEBUG,
-			     "second connection with node '%s' closed: the one opened by '%s' stays",
-			     name, old->outbound ? p->self : name);
-			conn_end(p, c, now, true);
-			return;
-		}
-		if (old) {
-			/*
-			 * Replaced, not lost: no PEER_DOWN, no redial.  But
-			 * the peer may have closed it already (it bound the
-			 * winner first): what was sent on it may be lost.
-			 */
-			replaced = true;
-			old->peer = -1;
-			old->dialled = -1;
-			pe->conn = 0;
-			emit_close(p, old->id);
-			conn_forget(p, old);
-			c = conn_find(p, id);
-		}
-	}
-	if (!c->outbound && send_hello(p, id, IMEXD_MSG_HELLO_ACK)) {
-		plog(p, LOG_ERR, "cannot answer HELLO from node '%s': closing the connection",
-		     name);
-		conn_end(p, c, now, true);
-		return;
-	}
-	c->peer = q;
-	pe->conn = id;
-	pe->known = true;
-	memcpy(pe->uuid, m->sender_uuid, 16);
-	pe->epoch = m->sender_epoch;
-	pe->group = m->u.hello.group;
-	pe->backoff = p->backoff_min;
-	if (c->dialled == q)
-		pe->connecting = false;
-	peer_up(p, pe, id, m, restarted, replaced);
-}
-
-void imexd_peers_msg(struct imexd_peers *p, uint64_t now, uint64_t conn,
-		     const struct imexd_msg *msg)
-{
-	struct conn *c;
-	struct peer *pe;
-	struct act *a;
-	bool hello;
-
-	acts_gc(p);
-	c = conn_find(p, conn);
-	if (!c || !msg)
-		return;
-	hello = msg->type == IMEXD_MSG_HELLO || msg->type == IMEXD_MSG_HELLO_ACK;
-	if (hello && (msg->type == IMEXD_MSG_HELLO) == c->outbound) {
-		plog_limited(p, now, "direction", c->addr, msg->u.hello.node_name,
-			     LOG_WARNING,
-			     "%s from %s on a connection %s opened; closing it",
-			     imexd_msg_type_name(msg->type), c->addr,
-			     c->outbound ? "this node" : "the peer");
-		conn_end(p, c, now, true);
-		return;
-	}
-	if (c->peer < 0) {
-		if (hello) {
-			hello_bind(p, now, c, msg);
-			return;
-		}
-		plog_limited(p, now, "before-hello", c->addr, "", LOG_WARNING,
-			     "%s from %s before HELLO: dropped",
-			     imexd_msg_type_name(msg->type), c->addr);
-		return;
-	}
-	pe = &p->peers[c->peer];
-	if (memcmp(msg->sender_uuid, pe->uuid, 16) ||
-	    msg->sender_epoch != pe->epoch) {
-		plog_limited(p, now, "instance", c->addr, pe->name, LOG_WARNING,
-			     "%s on node '%s''s connection names instance %016llx, not %016llx: closing it",
-			     imexd_msg_type_name(msg->type), pe->name,
-			     (unsigned long long)msg->sender_epoch,
-			     (unsigned long long)pe->epoch);
-		conn_end(p, c, now, true);
-		return;
-	}
-	if (hello) {
-		if (strcmp(msg->u.hello.node_name, pe->name)) {
-			plog_limited(p, now, "rename", c->addr, pe->name,
-				     LOG_WARNING,
-				     "node '%s' said HELLO again as '%s' on one connection; closing it",
-				     pe->name, msg->u.hello.node_name);
-			conn_end(p, c, now, true);
-		}
-		return;
-	}
-	a = act_push(p, IMEXD_PEERS_MSG);
-	if (!a)
-		return;
-	a->a.conn = conn;
-	name_copy(a->name, pe->name);
-	a->a.msg = msg;
 }
 
 /* ---- time ----------------------------------------------------------------- */
@@ -1129,7 +514,7 @@ void imexd_peers_timer(struct imexd_peers *p, uint64_t now)
 {
 	size_t i = 0;
 
-	acts_gc(p);
+	peers_acts_gc(p);
 	while (i < p->nconns) {
 		struct conn *c = &p->conns[i];
 
@@ -1139,12 +524,12 @@ void imexd_peers_timer(struct imexd_peers *p, uint64_t now)
 				     c->outbound ? "to" : "from", c->addr,
 				     c->outbound ? "HELLO_ACK" : "HELLO",
 				     p->hello_timeout);
-			conn_end(p, c, now, true);
+			peers_conn_end(p, c, now, true);
 			continue;
 		}
 		i++;
 	}
-	dial_due(p, now);
+	peers_dial_due(p, now);
 }
 
 uint64_t imexd_peers_deadline(const struct imexd_peers *p)
@@ -1175,7 +560,7 @@ void imexd_peers_shutdown(struct imexd_peers *p, uint64_t now)
 	size_t i;
 
 	(void)now;
-	acts_gc(p);
+	peers_acts_gc(p);
 	if (p->shutting_down)
 		return;
 	p->shutting_down = true;
@@ -1185,162 +570,6 @@ void imexd_peers_shutdown(struct imexd_peers *p, uint64_t now)
 		memset(&m, 0, sizeof(m));
 		m.type = IMEXD_MSG_LEAVE;
 		m.u.leave.reason = IMEXD_LEAVE_SHUTDOWN;
-		send_msg(p, p->conns[i].id, &m);
+		peers_send_msg(p, p->conns[i].id, &m);
 	}
-}
-
-/* ---- to peers ------------------------------------------------------------- */
-
-int imexd_peers_send(struct imexd_peers *p, const char *name,
-		     struct imexd_msg *msg)
-{
-	int q;
-
-	if (!name || !msg)
-		return -EINVAL;
-	q = peer_find(p, name);
-	if (q < 0 || !p->peers[q].conn)
-		return -ENOTCONN;
-	return send_msg(p, p->peers[q].conn, msg);
-}
-
-bool imexd_peers_connected(const struct imexd_peers *p, const char *name)
-{
-	return imexd_peers_conn(p, name) != 0;
-}
-
-uint64_t imexd_peers_conn(const struct imexd_peers *p, const char *name)
-{
-	int q = name ? peer_find(p, name) : -1;
-
-	return q < 0 ? 0 : p->peers[q].conn;
-}
-
-/* ---- group ------------------------------------------------------------------ */
-
-void imexd_peers_set_group(struct imexd_peers *p, uint64_t now, uint64_t group)
-{
-	size_t i = 0;
-
-	/* No acts_gc(): the caller may be handling one of our actions. */
-	if (group == p->group)
-		return;
-	p->group = group;
-	while (group && i < p->nconns) {
-		struct conn *c = &p->conns[i];
-		const struct peer *pe = c->peer >= 0 ? &p->peers[c->peer] : NULL;
-
-		if (pe && pe->group && pe->group != group) {
-			group_refused(p, now, c, pe->name, pe->group);
-			conn_end(p, c, now, true);
-			continue;
-		}
-		i++;
-	}
-}
-
-uint64_t imexd_peers_group(const struct imexd_peers *p, const char *name)
-{
-	int q = name ? peer_find(p, name) : -1;
-
-	return q < 0 || !p->peers[q].conn ? 0 : p->peers[q].group;
-}
-
-/* ---- membership ------------------------------------------------------------- */
-
-/* A removed peer's place no connection refers to any more, or -1. */
-static int reusable_slot(const struct imexd_peers *p)
-{
-	size_t i, k;
-
-	for (i = 0; i < p->npeers; i++) {
-		const struct peer *pe = &p->peers[i];
-
-		if (!pe->gone || pe->conn || pe->connecting)
-			continue;
-		for (k = 0; k < p->nconns; k++)
-			if (p->conns[k].peer == (int)i ||
-			    p->conns[k].dialled == (int)i)
-				break;
-		if (k == p->nconns)
-			return (int)i;
-	}
-	return -1;
-}
-
-int imexd_peers_add(struct imexd_peers *p, uint64_t now, const char *name,
-		    const char *addr)
-{
-	char norm[IMEXD_ADDR_MAX + 1];
-	struct peer *pe;
-	int i;
-
-	/* No acts_gc(): the caller may be handling one of our actions. */
-	if (!imexd_name_valid(name) || !strcmp(name, p->self) ||
-	    !addr_normalize(addr ? addr : "", name, p->default_port, norm,
-			    sizeof(norm)))
-		return -EINVAL;
-	i = peer_slot(p, name);
-	if (i < 0 && (i = reusable_slot(p)) >= 0) {
-		pe = &p->peers[i];
-		memset(pe, 0, sizeof(*pe));
-		snprintf(pe->name, sizeof(pe->name), "%s", name);
-		pe->backoff = p->backoff_min;
-		pe->gone = true;
-	}
-	if (i < 0) {
-		if (p->npeers >= IMEXD_PEERS_MAX)
-			return -ENOSPC;
-		if (imexd_grow((void **)&p->peers, &p->cap_peers,
-			       p->npeers + 1, sizeof(*p->peers)))
-			return -ENOMEM;
-		pe = &p->peers[p->npeers++];
-		memset(pe, 0, sizeof(*pe));
-		snprintf(pe->name, sizeof(pe->name), "%s", name);
-		pe->backoff = p->backoff_min;
-		pe->gone = true;
-	}
-	pe = &p->peers[i < 0 ? (int)p->npeers - 1 : i];
-	/* A joined node's address: the join's, else the one known. */
-	if ((addr && addr[0]) || !pe->addr[0])
-		snprintf(pe->addr, sizeof(pe->addr), "%s", norm);
-	if (pe->gone || pe->learnt) {
-		pe->gone = false;
-		pe->learnt = false;
-		pe->backoff = p->backoff_min;
-		pe->connect_at = p->started ? now : NO_TIME;
-		dial_due(p, now);
-	}
-	return 0;
-}
-
-void imexd_peers_remove(struct imexd_peers *p, uint64_t now, const char *name)
-{
-	int i = peer_find(p, name);
-	size_t k;
-
-	if (i < 0)
-		return;
-	p->peers[i].gone = true;
-	p->peers[i].connect_at = NO_TIME;
-	for (k = 0; k < p->nconns; k++)
-		if (p->conns[k].peer == i) {
-			conn_end(p, &p->conns[k], now, true);
-			break;
-		}
-}
-
-size_t imexd_peers_count(const struct imexd_peers *p)
-{
-	return p->npeers;
-}
-
-const char *imexd_peers_name(const struct imexd_peers *p, size_t i)
-{
-	return i < p->npeers && !p->peers[i].gone ? p->peers[i].name : NULL;
-}
-
-uint64_t imexd_peers_claims_refused(const struct imexd_peers *p)
-{
-	return p->claims_refused;
 }

@@ -262,6 +262,12 @@ int imexd_msg_decode(const uint8_t *buf, size_t len, struct imexd_msg *msg,
 void imexd_msg_free(struct imexd_msg *msg);
 void imexd_def_free(struct imexd_def *def);
 int imexd_def_copy(struct imexd_def *dst, const struct imexd_def *src);
+/*
+ * *@dst (*@ndst defs) becomes a deep copy of the @n defs at @src (NULL
+ * when @n is 0), the defs it held freed.  -ENOMEM: *@dst stays as it was.
+ */
+int imexd_defs_replace(struct imexd_def **dst, size_t *ndst,
+		       const struct imexd_def *src, size_t n);
 /* Does @def hold channel @id?  Its channels are sorted by id. */
 bool imexd_def_has_channel(const struct imexd_def *def, uint32_t id);
 /* Does @def name @node among its members? */

@@ -85,6 +85,32 @@ int imexd_def_copy(struct imexd_def *dst, const struct imexd_def *src)
 	return 0;
 }
 
+int imexd_defs_replace(struct imexd_def **dst, size_t *ndst,
+		       const struct imexd_def *src, size_t n)
+{
+	struct imexd_def *copy = NULL;
+	size_t i;
+
+	if (n) {
+		copy = calloc(n, sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		for (i = 0; i < n; i++)
+			if (imexd_def_copy(&copy[i], &src[i])) {
+				while (i--)
+					imexd_def_free(&copy[i]);
+				free(copy);
+				return -ENOMEM;
+			}
+	}
+	for (i = 0; i < *ndst; i++)
+		imexd_def_free(&(*dst)[i]);
+	free(*dst);
+	*dst = copy;
+	*ndst = n;
+	return 0;
+}
+
 bool imexd_def_has_channel(const struct imexd_def *def, uint32_t id)
 {
 	size_t lo = 0, hi = def->nchannels;
