@@ -64,7 +64,9 @@ void assert_channels(const struct imexd_def *d, const char *want);
 struct blob encode(const struct imexd_cmd *c);
 void populate(struct tf *t);
 
-/* the tests: test_fsm_codec.c, test_fsm_cmd.c, test_fsm_snap.c, test_fsm_random.c */
+/* the tests: test_fsm_codec.c, test_fsm_cmd.c, test_fsm_snap.c,
+ * test_fsm_random.c
+ */
 void test_codec_round_trip(void **state);
 void test_codec_truncations_refused(void **state);
 void test_codec_version_and_type(void **state);

@@ -66,7 +66,9 @@ void inbound_hello(struct tp *t, uint64_t now, uint64_t conn,
 		   const char *addr, const char *name,
 		   const struct imexd_peers_auth *auth);
 
-/* the tests: test_peers_bind.c, test_peers_admit.c, test_peers_conn.c, test_peers_dup.c */
+/* the tests: test_peers_bind.c, test_peers_admit.c, test_peers_conn.c,
+ * test_peers_dup.c
+ */
 void test_new_checks_its_config(void **state);
 void test_start_dials_the_roster(void **state);
 void test_inbound_hello_binds_a_roster_peer(void **state);
