@@ -10,6 +10,43 @@
 
 static unsigned long total_acked, total_dropped, total_restores, total_changes;
 
+/* The seeds to run: IMEX_SEED=N alone, or IMEX_SEEDS=M from N (or 1); else @dflt. */
+static unsigned seeds_from_env(unsigned *base, unsigned dflt)
+{
+	const char *one = getenv("IMEX_SEED");
+	const char *many = getenv("IMEX_SEEDS");
+
+	*base = one ? (unsigned)strtoul(one, NULL, 0) : 1;
+	return many ? (unsigned)strtoul(many, NULL, 0) : (one ? 1 : dflt);
+}
+
+/*
+ * A run's faults and snapshot settings, drawn (after its size) from @h's
+ * RNG: loss below @loss %, duplicates below @dup %.
+ */
+static void draw_faults(struct hr *h, struct hr_config *cfg, unsigned loss,
+			unsigned dup)
+{
+	cfg->faults.latency_ms = 1 + hr_rand(h, 10);
+	cfg->faults.jitter_ms = hr_rand(h, 40);
+	cfg->faults.loss_pct = hr_rand(h, loss);
+	cfg->faults.dup_pct = hr_rand(h, dup);
+	cfg->faults.disk_ms = 1 + hr_rand(h, 20);
+	cfg->snapshot_threshold = hr_rand(h, 2) ? 4 + hr_rand(h, 20) : 0;
+	cfg->snapshot_trailing = hr_rand(h, 6);
+}
+
+/* Heal every link, restart all @n servers, back to LAN faults. */
+static void heal_all(struct hr *h, unsigned n)
+{
+	unsigned i;
+
+	hr_heal(h);
+	for (i = 1; i <= n; i++)
+		hr_restart(h, i);
+	hr_set_faults(h, &lan);
+}
+
 static bool random_run(unsigned seed)
 {
 	struct hr_config cfg = { 0 };
@@ -22,13 +59,7 @@ static bool random_run(unsigned seed)
 	/* Derive the shape from the seed with the harness RNG. */
 	h = cluster(1, seed);
 	n = 3 + hr_rand(h, 7); /* 3..9: from 6 on, some standby */
-	cfg.faults.latency_ms = 1 + hr_rand(h, 10);
-	cfg.faults.jitter_ms = hr_rand(h, 40);
-	cfg.faults.loss_pct = hr_rand(h, 15);
-	cfg.faults.dup_pct = hr_rand(h, 10);
-	cfg.faults.disk_ms = 1 + hr_rand(h, 20);
-	cfg.snapshot_threshold = hr_rand(h, 2) ? 4 + hr_rand(h, 20) : 0;
-	cfg.snapshot_trailing = hr_rand(h, 6);
+	draw_faults(h, &cfg, 15, 10);
 	hr_free(h);
 	cfg.n = n;
 	cfg.election_timeout_ms = (unsigned)ET;
@@ -63,10 +94,7 @@ static bool random_run(unsigned seed)
 		hr_run_for(h, 20 + hr_rand(h, 400));
 	}
 	/* Heal everything, let it settle, one more command commits all. */
-	hr_heal(h);
-	for (i = 1; i <= n; i++)
-		hr_restart(h, i);
-	hr_set_faults(h, &lan);
+	heal_all(h, n);
 	ok = hr_run_until_pred(h, hr_now(h) + 30 * ET, settled, NULL);
 	if (ok) {
 		raft_index index;
@@ -227,13 +255,10 @@ void test_join_and_leave(void **state)
 
 void test_random_faults_agreement(void **state)
 {
-	const char *one = getenv("IMEX_SEED");
-	const char *many = getenv("IMEX_SEEDS");
 	unsigned base, n, i, failed = 0;
 
 	(void)state;
-	base = one ? (unsigned)strtoul(one, NULL, 0) : 1;
-	n = many ? (unsigned)strtoul(many, NULL, 0) : (one ? 1 : 250);
+	n = seeds_from_env(&base, 250);
 	printf("  random faults: seeds %u..%u (replay one with IMEX_SEED=N)\n",
 	       base, base + n - 1);
 	for (i = 0; i < n; i++)
@@ -279,13 +304,7 @@ static bool membership_run(unsigned seed)
 
 	h = cluster(1, seed);
 	n = 5 + hr_rand(h, 4); /* 5..8, the last two outside the roster */
-	cfg.faults.latency_ms = 1 + hr_rand(h, 10);
-	cfg.faults.jitter_ms = hr_rand(h, 40);
-	cfg.faults.loss_pct = hr_rand(h, 10);
-	cfg.faults.dup_pct = hr_rand(h, 5);
-	cfg.faults.disk_ms = 1 + hr_rand(h, 20);
-	cfg.snapshot_threshold = hr_rand(h, 2) ? 4 + hr_rand(h, 20) : 0;
-	cfg.snapshot_trailing = hr_rand(h, 6);
+	draw_faults(h, &cfg, 10, 5);
 	hr_free(h);
 	cfg.seed = seed;
 	cfg.n = n;
@@ -326,10 +345,7 @@ static bool membership_run(unsigned seed)
 		}
 		hr_run_for(h, 20 + hr_rand(h, 400));
 	}
-	hr_heal(h);
-	for (i = 1; i <= n; i++)
-		hr_restart(h, i);
-	hr_set_faults(h, &lan);
+	heal_all(h, n);
 	ok = hr_run_until_pred(h, hr_now(h) + 30 * ET, members_settled, NULL);
 	if (ok) {
 		raft_id l = hr_leader(h);
@@ -374,6 +390,38 @@ static bool membership_run(unsigned seed)
 	return ok;
 }
 
+/* Once @h settled, @ets election timeouts more; then its leader. */
+static raft_id settled_leader(struct hr *h, uint64_t ets)
+{
+	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
+	hr_run_for(h, ets * ET);
+	return hr_leader(h);
+}
+
+/* Leave of @name at whoever leads (@at), retried while busy or moving. */
+static int leave_at_leader(struct hr *h, const char *name, raft_id *at,
+			   unsigned *tries)
+{
+	raft_index index;
+	int rv;
+
+	for (;;) {
+		*at = hr_leader(h);
+		rv = *at ? hr_change(h, *at, name, false, &index) : -EBUSY;
+		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
+		    (*tries)++ >= 200)
+			return rv;
+		hr_run_for(h, ET / 10);
+	}
+}
+
+/* The group still commits: three more commands, submitted at @at, everywhere. */
+static void still_commits(struct hr *h, raft_id at)
+{
+	submit_n(h, at, 0, 3, "after");
+	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+}
+
 /*
  * Removing a healthy voter while another voter is down (not yet "lost")
  * would leave two voters that need the dead one: the change could never
@@ -389,9 +437,7 @@ void test_leave_refused_when_voters_left_unreachable(void **state)
 	char nb[8], nc[8];
 
 	(void)state;
-	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
-	hr_run_for(h, 3 * ET);
-	l = hr_leader(h);
+	l = settled_leader(h, 3);
 	b = l % 3 + 1;
 	c = b % 3 + 1;
 	snprintf(nb, sizeof(nb), "n%02u", (unsigned)b - 1);
@@ -406,8 +452,7 @@ void test_leave_refused_when_voters_left_unreachable(void **state)
 	assert_int_equal(hr_change(h, l, nc, false, &index), 0);
 	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nc));
 	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, c)), -1);
-	submit_n(h, l, 0, 3, "after");
-	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	still_commits(h, l);
 	hr_free(h);
 }
 
@@ -425,9 +470,7 @@ void test_leave_promotes_standby_first(void **state)
 	int rv;
 
 	(void)state;
-	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
-	hr_run_for(h, 3 * ET);
-	l = hr_leader(h);
+	l = settled_leader(h, 3);
 	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
 	for (b = 1; b == l || imexd_cons_role(hr_cons(h, l), hr_id(h, b)) !=
 				     RAFT_VOTER; b++)
@@ -448,8 +491,7 @@ void test_leave_promotes_standby_first(void **state)
 	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nb));
 	assert_int_equal(imexd_cons_role(hr_cons(h, l), hr_id(h, b)), -1);
 	hr_crash(h, b);		/* out of the group: no longer follows */
-	submit_n(h, l, 0, 3, "after");
-	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	still_commits(h, l);
 	hr_free(h);
 }
 
@@ -461,27 +503,17 @@ void test_leave_promotes_standby_first(void **state)
 void test_leader_leave_hands_over_two_nodes(void **state)
 {
 	struct hr *h = cluster(2, 9);
-	raft_index index;
 	raft_id l, o, at;
 	unsigned tries = 0;
 	char nl[8];
 	int rv;
 
 	(void)state;
-	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
-	hr_run_for(h, 10 * ET);	/* upkeep: 2 names keep 1 voter */
-	l = hr_leader(h);
+	l = settled_leader(h, 10);	/* upkeep: 2 names keep 1 voter */
 	o = l % 2 + 1;
 	assert_int_equal(count_role(h, l, RAFT_VOTER), 1);
 	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
-	for (;;) {
-		at = hr_leader(h);
-		rv = at ? hr_change(h, at, nl, false, &index) : -EBUSY;
-		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
-		    tries++ >= 200)
-			break;
-		hr_run_for(h, ET / 10);
-	}
+	rv = leave_at_leader(h, nl, &at, &tries);
 	printf("  leave of leader %s: %d after %u tries, at n%02u\n", nl, rv,
 	       tries, (unsigned)at - 1);
 	assert_int_equal(rv, 0);
@@ -491,8 +523,7 @@ void test_leader_leave_hands_over_two_nodes(void **state)
 	hr_crash(h, l);
 	hr_run_for(h, 5 * ET);
 	assert_int_equal(hr_leader(h), o);
-	submit_n(h, o, 0, 3, "after");
-	assert_true(hr_run_until_pred(h, hr_now(h) + 5 * ET, converged, "after2"));
+	still_commits(h, o);
 	hr_free(h);
 }
 
@@ -513,25 +544,15 @@ void test_leader_leave_alone_refused(void **state)
 void test_leader_leave_hands_over_three_voters(void **state)
 {
 	struct hr *h = cluster(3, 5);
-	raft_index index;
 	raft_id l, at;
 	unsigned tries = 0;
 	char nl[8];
 	int rv;
 
 	(void)state;
-	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
-	hr_run_for(h, 3 * ET);
-	l = hr_leader(h);
+	l = settled_leader(h, 3);
 	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
-	for (;;) {
-		at = hr_leader(h);
-		rv = at ? hr_change(h, at, nl, false, &index) : -EBUSY;
-		if ((rv != -EBUSY && rv != -IMEXD_CONS_ENOTLEADER) ||
-		    tries++ >= 200)
-			break;
-		hr_run_for(h, ET / 10);
-	}
+	rv = leave_at_leader(h, nl, &at, &tries);
 	assert_int_equal(rv, 0);
 	assert_int_not_equal(at, l);
 	assert_true(hr_run_until_pred(h, hr_now(h) + 10 * ET, converged, nl));
@@ -541,13 +562,10 @@ void test_leader_leave_hands_over_three_voters(void **state)
 
 void test_membership_random_faults(void **state)
 {
-	const char *one = getenv("IMEX_SEED");
-	const char *many = getenv("IMEX_SEEDS");
 	unsigned base, n, i, failed = 0;
 
 	(void)state;
-	base = one ? (unsigned)strtoul(one, NULL, 0) : 1;
-	n = many ? (unsigned)strtoul(many, NULL, 0) : (one ? 1 : 100);
+	n = seeds_from_env(&base, 100);
 	total_changes = 0;
 	for (i = 0; i < n; i++)
 		if (!membership_run(base + i))
