@@ -142,6 +142,14 @@ void tp_new(struct tp *t, const struct imexd_peers_config *c)
 	assert_int_equal(imexd_peers_new(c, &t->p), 0);
 }
 
+/* @t: the peers of config @c, started at time 0, the dials it made drained. */
+void tp_started(struct tp *t, const struct imexd_peers_config *c)
+{
+	tp_new(t, c);
+	imexd_peers_start(t->p, 0);
+	drain(t);
+}
+
 void tp_free(struct tp *t)
 {
 	tp_clear(t);
@@ -185,7 +193,6 @@ void inbound_hello(struct tp *t, uint64_t now, uint64_t conn,
 	imexd_peers_msg(t->p, now, conn, &m);
 	drain(t);
 }
-
 
 int main(void)
 {

@@ -58,6 +58,7 @@ extern const struct imexd_roster_node roster3[];
 void uuid_of(uint8_t u[16], const char *name, uint64_t epoch);
 struct imexd_peers_config config(const char *self);
 void tp_new(struct tp *t, const struct imexd_peers_config *c);
+void tp_started(struct tp *t, const struct imexd_peers_config *c);
 void tp_free(struct tp *t);
 void hello(struct imexd_msg *m, uint8_t type, const char *name,
 	   uint64_t epoch, uint16_t lo, uint16_t hi);

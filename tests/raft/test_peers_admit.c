@@ -273,9 +273,7 @@ void test_unknown_node_of_our_group_learnt(void **state)
 	struct tp t;
 
 	(void)state;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	/* No group of ours yet: refused whatever it says. */
 	inbound_hello_group(&t, 0, 1, "10.0.0.4:1", "d", 0x1111, NULL);
 	assert_non_null(find(&t, IMEXD_PEERS_CLOSE, 1));

@@ -145,9 +145,7 @@ void test_outbound_hello_ack_binds(void **state)
 	struct tp t;
 
 	(void)state;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	assert_int_equal(count(&t, IMEXD_PEERS_CONNECT), 2);
 	imexd_peers_conn_up(t.p, 5, 3, "10.0.0.2:50100", true, NULL);
 	drain(&t);
@@ -174,9 +172,7 @@ void test_hello_direction_and_node_map(void **state)
 	struct tp t;
 
 	(void)state;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	/* HELLO_ACK on an inbound connection. */
 	imexd_peers_conn_up(t.p, 1, 1, "10.0.0.2:4000", false, NULL);
 	hello(&m, IMEXD_MSG_HELLO_ACK, "b", 1, PV, PV);
@@ -211,9 +207,7 @@ void test_shared_address_dials(void **state)
 
 	(void)state;
 	c.roster = r;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	assert_int_equal(count(&t, IMEXD_PEERS_CONNECT), 2);
 	imexd_peers_conn_up(t.p, 1, 1, "10.0.0.2:50100", true, NULL);
 	imexd_peers_conn_up(t.p, 1, 2, "10.0.0.2:50100", true, NULL);

@@ -135,9 +135,7 @@ void test_backoff_doubles_within_bounds(void **state)
 	/* Configured bounds are kept: 100, 200, 250, 250. */
 	c.backoff_min_ms = 100;
 	c.backoff_max_ms = 250;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	fail_and_expect(&t, 0, 100);
 	fail_and_expect(&t, 100, 200);
 	fail_and_expect(&t, 300, 250);
@@ -210,9 +208,7 @@ void test_unbound_total_bound(void **state)
 	struct tp t;
 
 	(void)state;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	/* Our own dials do not count. */
 	imexd_peers_conn_up(t.p, 0, 9000, "10.0.0.2:50100", true, NULL);
 	imexd_peers_conn_up(t.p, 0, 9001, "10.0.0.3:50100", true, NULL);
@@ -277,9 +273,7 @@ void test_hello_timeout(void **state)
 	/* Outbound, configured: no HELLO_ACK within 200 ms closes it and
 	 * the peer is dialled again after the backoff. */
 	c.hello_timeout_ms = 200;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	imexd_peers_conn_up(t.p, 10, 1, "10.0.0.2:50100", true, NULL);
 	drain(&t);
 	imexd_peers_timer(t.p, 210);
@@ -298,9 +292,7 @@ void test_leave_on_shutdown(void **state)
 	struct tp t;
 
 	(void)state;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	inbound_hello(&t, 0, 1, "10.0.0.2:1", "b", NULL);
 	inbound_hello(&t, 0, 2, "10.0.0.3:1", "c", NULL);
 	imexd_peers_conn_up(t.p, 0, 3, "10.0.0.4:1", false, NULL);

@@ -239,9 +239,7 @@ void test_duplicate_replaces_with_repeated_peer_up(void **state)
 	struct tp t;
 
 	(void)state;
-	tp_new(&t, &c);
-	imexd_peers_start(t.p, 0);
-	drain(&t);
+	tp_started(&t, &c);
 	/* b dialled a (conn 1) and a answered: bound, opened by 'b'. */
 	imexd_peers_conn_up(t.p, 0, 1, "10.0.0.1:50100", true, NULL);
 	hello(&m, IMEXD_MSG_HELLO_ACK, "a", 1, PV, PV);
