@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "harness_raft_internal.h"
+
 /* ---- the event loop ---- */
 
 enum { EV_NONE, EV_MSG, EV_WRITE, EV_TIMER };

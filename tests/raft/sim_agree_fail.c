@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim_agree.h"
+
 static struct sw_req *waiting;
 
 static bool req_done(struct sw *w)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_agree.h"
+
 static const struct imexd_cons *cons_at(struct sw *w, unsigned i)
 {
 	return sw_up(w, i) ? imexd_agree_cons(imexd_node_agree(sw_node(w, i))) :

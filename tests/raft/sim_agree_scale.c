@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_agree.h"
+
 /* ---- scale --------------------------------------------------------------- */
 
 static struct sw_req *scale_req;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_agree.h"
+
 /* A random request (ids unsorted, with duplicates: agree sorts them). */
 static void random_cmd(struct sw *w, struct req_buf *b)
 {

@@ -13,6 +13,7 @@
 #include <linux/imex.h>
 
 #include "sim_world_internal.h"
+
 /* ---- the simulated kernel ------------------------------------------------ */
 
 bool sw_has_channel(const struct imexd_def *d, uint32_t id)

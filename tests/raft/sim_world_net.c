@@ -13,6 +13,7 @@
 #include <linux/imex.h>
 
 #include "sim_world_internal.h"
+
 static uint64_t latency(struct sw *w)
 {
 	return w->now + w->cfg.latency_ms + sw_rand(w, w->cfg.jitter_ms + 1);

@@ -6,6 +6,7 @@
  * peer's requests held.  See test_agree.c.
  */
 #include "test_agree.h"
+
 /*
  * A hostile peer of the group, not a member of domain d, forwards a
  * replace that would put it in d's place of a member: the leader refuses

@@ -4,6 +4,7 @@
  * name and rate-limited.  See test_agree.c.
  */
 #include "test_agree.h"
+
 /* Log lines of node i's pending actions that contain `text`. */
 static unsigned count_logs(struct tnet *t, unsigned i, const char *text)
 {

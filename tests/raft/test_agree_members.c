@@ -7,6 +7,7 @@
  * See test_agree.c.
  */
 #include "test_agree.h"
+
 /*
  * n4 is outside NODES_FILE (n0..n3): it waits, never forms a group.  A
  * join asked on a follower reaches the leader; a join with another

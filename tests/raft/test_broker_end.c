@@ -5,6 +5,7 @@
  * actions kept when not drained, allocation failures.  See test_broker.c.
  */
 #include "test_broker.h"
+
 void test_timeout(void **state)
 {
 	struct tb *t = *state;

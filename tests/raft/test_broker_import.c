@@ -5,6 +5,7 @@
  * See test_broker.c.
  */
 #include "test_broker.h"
+
 void test_round_trip(void **state)
 {
 	struct tb *t = *state;

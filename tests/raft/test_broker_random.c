@@ -5,6 +5,7 @@
  * the same actions (IMEXD_BROKER_SEED=N replays).  See test_broker.c.
  */
 #include "test_broker.h"
+
 /* ---- random run: two brokers, a lossy link, a kernel on each side ----
  *
  * Every import must end exactly once (DONE), and the same seed must give

@@ -5,6 +5,7 @@
  * loads the old or the new state, a full memory disk.  See test_raftlog.c.
  */
 #include "test_raftlog.h"
+
 /* Run @op once with the @k-th I/O call failing with @err. */
 typedef int (*op_fn)(struct imexd_raftlog *log);
 

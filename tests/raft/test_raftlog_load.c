@@ -5,6 +5,7 @@
  * dropped and damage elsewhere refuses to load.  See test_raftlog.c.
  */
 #include "test_raftlog.h"
+
 void test_fresh_state_is_empty(void **state)
 {
 	struct imexd_raftlog *log;

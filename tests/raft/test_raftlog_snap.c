@@ -5,6 +5,7 @@
  * loaded state starting a real libraft server.  See test_raftlog.c.
  */
 #include "test_raftlog.h"
+
 void test_snapshot_take_compacts_and_keeps_trailing(void **state)
 {
 	const struct raft_snapshot_metadata *m;
