@@ -9,6 +9,27 @@
  * behaviour under faults is the simulator's (sim_agree).
  */
 #include "test_agree.h"
+/* Node "a" (uuid 1, 8 channels) of @cfg's roster on @disk: its log opened
+ * into *@log, its agree part made (not started). */
+struct imexd_agree *agree_on(struct imexd_raftlog_mem *disk,
+			     struct imexd_agree_config *cfg,
+			     struct imexd_raftlog **log)
+{
+	struct imexd_agree *ag = NULL;
+	struct imexd_raftlog_io io;
+	char note[256], err[256];
+
+	imexd_raftlog_mem_io(disk, &io);
+	assert_int_equal(imexd_raftlog_open(log, &io, note, sizeof(note), err,
+					    sizeof(err)), 0);
+	snprintf(cfg->identity.name, sizeof(cfg->identity.name), "a");
+	cfg->identity.uuid[0] = 1;
+	cfg->identity.max_channels = 8;
+	cfg->log = *log;
+	assert_int_equal(imexd_agree_new(cfg, &ag), 0);
+	return ag;
+}
+
 /* Start a node of @roster on @disk; returns imexd_agree_start()'s value and
  * copies the LOG lines it queued into @logs. */
 static int start_on(struct imexd_raftlog_mem *disk, const char *const *roster,
@@ -17,21 +38,12 @@ static int start_on(struct imexd_raftlog_mem *disk, const char *const *roster,
 	struct imexd_agree_config cfg = {
 		.roster = roster, .n_roster = n, .self = "a",
 	};
-	struct imexd_raftlog_io io;
 	struct imexd_raftlog *log = NULL;
 	struct imexd_agree_action act;
-	struct imexd_agree *ag = NULL;
-	char note[256], err[256];
+	struct imexd_agree *ag;
 	int rv;
 
-	imexd_raftlog_mem_io(disk, &io);
-	assert_int_equal(imexd_raftlog_open(&log, &io, note, sizeof(note), err,
-					    sizeof(err)), 0);
-	snprintf(cfg.identity.name, sizeof(cfg.identity.name), "a");
-	cfg.identity.uuid[0] = 1;
-	cfg.identity.max_channels = 8;
-	cfg.log = log;
-	assert_int_equal(imexd_agree_new(&cfg, &ag), 0);
+	ag = agree_on(disk, &cfg, &log);
 	rv = imexd_agree_start(ag, 1000, NULL, 0);
 	logs[0] = '\0';
 	while (imexd_agree_next(ag, &act))

@@ -62,6 +62,9 @@ struct tnet {
 };
 
 /* test_agree.c */
+struct imexd_agree *agree_on(struct imexd_raftlog_mem *disk,
+			     struct imexd_agree_config *cfg,
+			     struct imexd_raftlog **log);
 extern const uint8_t fabric[16];
 void drain(struct tnet *t, unsigned i, int rv);
 void node_start(struct tnet *t, unsigned i);

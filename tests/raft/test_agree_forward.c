@@ -132,9 +132,7 @@ void test_forwarded_identity_of_another_node_refused(void **state)
 	struct imexd_cmd c = { .type = IMEXD_CMD_NODE_SET };
 	struct imexd_raftlog *log = NULL;
 	struct imexd_agree_action act;
-	struct imexd_agree *ag = NULL;
-	struct imexd_raftlog_io io;
-	char note[256], err[256];
+	struct imexd_agree *ag;
 	unsigned replies = 0, logs = 0;
 	uint64_t tag;
 	uint8_t *buf;
@@ -142,14 +140,7 @@ void test_forwarded_identity_of_another_node_refused(void **state)
 
 	(void)state;
 	assert_non_null(disk);
-	imexd_raftlog_mem_io(disk, &io);
-	assert_int_equal(imexd_raftlog_open(&log, &io, note, sizeof(note), err,
-					    sizeof(err)), 0);
-	snprintf(cfg.identity.name, sizeof(cfg.identity.name), "a");
-	cfg.identity.uuid[0] = 1;
-	cfg.identity.max_channels = 8;
-	cfg.log = log;
-	assert_int_equal(imexd_agree_new(&cfg, &ag), 0);
+	ag = agree_on(disk, &cfg, &log);
 	assert_int_equal(imexd_agree_start(ag, 1000, NULL, 0), 0);
 	while (imexd_agree_next(ag, &act))
 		;
@@ -230,9 +221,7 @@ void test_served_requests_per_peer_bounded(void **state)
 	struct imexd_cmd c = { .type = IMEXD_CMD_NODE_SET };
 	struct imexd_raftlog *log = NULL;
 	struct imexd_agree_action act;
-	struct imexd_agree *ag = NULL;
-	struct imexd_raftlog_io io;
-	char note[256], err[256];
+	struct imexd_agree *ag;
 	unsigned busy = 0, rounds;
 	uint8_t *buf, *vote;
 	uint64_t now = 1000, tag;
@@ -240,14 +229,7 @@ void test_served_requests_per_peer_bounded(void **state)
 
 	(void)state;
 	assert_non_null(disk);
-	imexd_raftlog_mem_io(disk, &io);
-	assert_int_equal(imexd_raftlog_open(&log, &io, note, sizeof(note), err,
-					    sizeof(err)), 0);
-	snprintf(cfg.identity.name, sizeof(cfg.identity.name), "a");
-	cfg.identity.uuid[0] = 1;
-	cfg.identity.max_channels = 8;
-	cfg.log = log;
-	assert_int_equal(imexd_agree_new(&cfg, &ag), 0);
+	ag = agree_on(disk, &cfg, &log);
 	assert_int_equal(imexd_agree_start(ag, now, NULL, 0), 0);
 	/* b grants a's pre-vote and vote: a leads (c never answers). */
 	for (rounds = 0; rounds < 100; rounds++) {

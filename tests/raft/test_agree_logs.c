@@ -79,9 +79,8 @@ void test_dropped_message_lines_rate_limited(void **state)
 	};
 	struct imexd_cmd c = { .type = IMEXD_CMD_NODE_SET };
 	struct imexd_raftlog *log = NULL;
-	struct imexd_agree *ag = NULL;
-	struct imexd_raftlog_io io;
-	char note[256], err[256], last[512] = "";
+	struct imexd_agree *ag;
+	char last[512] = "";
 	unsigned lines = 0, i;
 	uint64_t now = 1000;
 	uint8_t *buf;
@@ -89,14 +88,7 @@ void test_dropped_message_lines_rate_limited(void **state)
 
 	(void)state;
 	assert_non_null(disk);
-	imexd_raftlog_mem_io(disk, &io);
-	assert_int_equal(imexd_raftlog_open(&log, &io, note, sizeof(note), err,
-					    sizeof(err)), 0);
-	snprintf(cfg.identity.name, sizeof(cfg.identity.name), "a");
-	cfg.identity.uuid[0] = 1;
-	cfg.identity.max_channels = 8;
-	cfg.log = log;
-	assert_int_equal(imexd_agree_new(&cfg, &ag), 0);
+	ag = agree_on(disk, &cfg, &log);
 	assert_int_equal(imexd_agree_start(ag, now, NULL, 0), 0);
 	drain_logs(ag, last, sizeof(last));
 
