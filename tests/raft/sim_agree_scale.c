@@ -16,16 +16,16 @@
 static struct sw_req *scale_req;
 static unsigned scale_members[SCALE_MEMBERS];
 
-/* The create answered, and READY at its generation pushed on every
- * member. */
-static bool scale_ready(struct sw *w)
+/* The create answered, and READY at its generation pushed on each of
+ * @nodes (NULL: nodes 0..n-1). */
+static bool req_ready(struct sw *w, const unsigned *nodes, unsigned n)
 {
 	unsigned k;
 
 	if (!scale_req->done || scale_req->error)
 		return scale_req->done;
-	for (k = 0; k < SCALE_MEMBERS; k++) {
-		const struct sw_status *st = sw_status_of(w, scale_members[k],
+	for (k = 0; k < n; k++) {
+		const struct sw_status *st = sw_status_of(w, nodes ? nodes[k] : k,
 							  scale_req->def.uuid);
 
 		if (!st || st->state != IMEX_DOMAIN_READY ||
@@ -33,6 +33,26 @@ static bool scale_ready(struct sw *w)
 			return false;
 	}
 	return true;
+}
+
+/* ... on every member. */
+static bool scale_ready(struct sw *w)
+{
+	return req_ready(w, scale_members, SCALE_MEMBERS);
+}
+
+/* A quiet network: a fixed latency, the daemon's default election timeout
+ * and heartbeat, no resets. */
+static struct sw_config quiet_config(unsigned n, unsigned seed)
+{
+	struct sw_config cfg = world_config(n, seed);
+
+	cfg.et_ms = 1000;
+	cfg.latency_ms = 5;
+	cfg.jitter_ms = 0;
+	cfg.break_pm = 0;
+	cfg.heartbeat_ms = 1000;
+	return cfg;
 }
 
 /* Just after the leader's heartbeat round and its answers: a create then
@@ -50,7 +70,7 @@ static void quiet_round(struct sw *w, unsigned l, uint64_t rtt)
  */
 unsigned scale(unsigned n, unsigned seed)
 {
-	struct sw_config cfg = world_config(n, seed);
+	struct sw_config cfg = quiet_config(n, seed);
 	const struct sw_stats *st;
 	unsigned long raft0, all0;
 	struct req_buf rb;
@@ -58,11 +78,6 @@ unsigned scale(unsigned n, unsigned seed)
 	unsigned l, f, k, v;
 	struct sw *w;
 
-	cfg.et_ms = 1000;
-	cfg.latency_ms = 5;
-	cfg.jitter_ms = 0;
-	cfg.break_pm = 0;
-	cfg.heartbeat_ms = 1000;
 	rtt = 2ull * cfg.latency_ms;
 	w = sw_new(&cfg);
 	st = sw_stats(w);
@@ -114,19 +129,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static bool fo_ready(struct sw *w)
 {
-	unsigned k;
-
-	if (!scale_req->done || scale_req->error)
-		return scale_req->done;
-	for (k = 0; k < FO_NODES; k++) {
-		const struct sw_status *st = sw_status_of(w, k,
-							  scale_req->def.uuid);
-
-		if (!st || st->state != IMEX_DOMAIN_READY ||
-		    st->generation != scale_req->def.generation)
-			return false;
-	}
-	return true;
+	return req_ready(w, NULL, FO_NODES);
 }
 
 /* Median and largest of @n samples (sorted in place), in units of @unit. */
@@ -160,7 +163,7 @@ unsigned failover(unsigned runs)
 	if (runs > 64)
 		runs = 64;
 	for (s = 1; s <= runs; s++) {
-		struct sw_config cfg = world_config(FO_NODES, s);
+		struct sw_config cfg = quiet_config(FO_NODES, s);
 		const struct imexd_cons *c;
 		uint64_t t0, last;
 		unsigned long raft0;
@@ -170,11 +173,6 @@ unsigned failover(unsigned runs)
 		struct sw *w;
 		int nl;
 
-		cfg.et_ms = 1000;
-		cfg.latency_ms = 5;
-		cfg.jitter_ms = 0;
-		cfg.break_pm = 0;
-		cfg.heartbeat_ms = 1000;
 		rtt = 2ull * cfg.latency_ms;
 		et = cfg.et_ms;
 		w = sw_new(&cfg);
