@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * In-memory consensus cluster: see harness_raft.h.  Internal errors abort
- * the test (assert) with the seed printed by the caller.
+ * the test (assert) with the seed printed by the caller.  The event loop
+ * and the calls on a running cluster are in harness_raft_run.c.
  */
 #include <assert.h>
 #include <errno.h>
@@ -9,119 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness_raft.h"
-
-#define CHECK(x)                                                          \
-	do {                                                              \
-		if (!(x)) {                                               \
-			fprintf(stderr, "harness: %s:%d: %s (seed %u)\n", \
-				__FILE__, __LINE__, #x, h->seed);         \
-			abort();                                          \
-		}                                                         \
-	} while (0)
-
-struct hr_cmd {
-	raft_index index;
-	raft_term term;
-	size_t len;
-	uint8_t *data;
-};
-
-struct hr_list {
-	struct hr_cmd *v;
-	size_t n, cap;
-};
-
-struct hr_dentry {
-	raft_term term;
-	enum raft_entry_type type;
-	size_t len;
-	uint8_t *buf;
-};
-
-struct hr_write {
-	uint64_t due;
-	bool snapshot;
-	raft_index index;
-	struct hr_dentry *ents; /* entries write */
-	unsigned n;
-	struct raft_snapshot_metadata meta; /* snapshot write */
-	uint8_t *data;
-	size_t len;
-};
-
-struct hr_node {
-	struct imexd_cons *cons;
-	bool up;
-	unsigned restarts;
-	/* disk */
-	raft_term term;
-	raft_id vote;
-	struct hr_dentry *log;
-	size_t log_n;
-	raft_index log_start;
-	bool snap;
-	struct raft_snapshot_metadata snap_meta;
-	uint8_t *snap_data;
-	size_t snap_len;
-	/* writes in flight, FIFO */
-	struct hr_write *w;
-	size_t n_w, cap_w;
-	/* state machine */
-	struct hr_list fsm;
-};
-
-struct hr_msg {
-	uint64_t due, seq;
-	raft_id from, to;
-	struct raft_message m;
-};
-
-struct hr_ack {
-	uint64_t tag;
-	raft_id node;
-	size_t len;
-	uint8_t *data;
-	bool acked, dropped;
-	bool change; /* a membership change (no command) */
-};
-
-struct hr {
-	struct hr_config cfg;
-	char *names[HR_NODES_MAX];
-	struct hr_node nodes[HR_NODES_MAX];
-	uint64_t now, seq, rng;
-	unsigned seed;
-	bool cut[HR_NODES_MAX][HR_NODES_MAX];
-	struct hr_msg *msgs;
-	size_t n_msgs, cap_msgs;
-	struct hr_list chosen; /* index -> command, first applied anywhere */
-	struct hr_ack *acks;
-	size_t n_acks, cap_acks;
-	unsigned n_acked, n_dropped, violations, restores;
-	uint64_t next_tag;
-};
-
-static void *xgrow(void *p, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return p;
-	*cap = *cap ? *cap * 2 : 16;
-	p = realloc(p, *cap * sz);
-	assert(p);
-	return p;
-}
-
-static void *xdup(const void *p, size_t len)
-{
-	void *d = malloc(len ? len : 1);
-
-	assert(d);
-	if (len)
-		memcpy(d, p, len);
-	return d;
-}
-
+#include "harness_raft_internal.h"
 static void conf_dup(const struct raft_configuration *s,
 		     struct raft_configuration *d)
 {
@@ -159,7 +48,7 @@ void hr_set_faults(struct hr *h, const struct hr_faults *f)
 	h->cfg.faults = *f;
 }
 
-static struct hr_node *node(struct hr *h, raft_id id)
+struct hr_node *node(struct hr *h, raft_id id)
 {
 	CHECK(id >= 1 && id <= h->cfg.n);
 	return &h->nodes[id - 1];
@@ -276,7 +165,7 @@ static void fsm_restore(struct hr *h, raft_id id, const uint8_t *b, size_t n)
 
 /* ---- messages ---- */
 
-static void msg_free(struct raft_message *m)
+void msg_free(struct raft_message *m)
 {
 	if (m->type == RAFT_APPEND_ENTRIES && m->append_entries.n_entries) {
 		raft_free(m->append_entries.entries[0].batch);
@@ -358,9 +247,7 @@ static void send(struct hr *h, raft_id from, raft_id to,
 
 /* ---- node I/O ---- */
 
-static void drain(struct hr *h, raft_id id);
-
-static void input_done(struct hr *h, raft_id id, int rv)
+void input_done(struct hr *h, raft_id id, int rv)
 {
 	CHECK(rv == 0);
 	drain(h, id);
@@ -415,7 +302,7 @@ static void disk_set_snapshot(struct hr_node *nd,
 	nd->snap_len = len;
 }
 
-static void write_complete(struct hr *h, raft_id id)
+void write_complete(struct hr *h, raft_id id)
 {
 	struct hr_node *nd = node(h, id);
 	struct hr_write w = nd->w[0];
@@ -469,7 +356,7 @@ static struct hr_ack *ack_find(struct hr *h, uint64_t tag)
 	return NULL;
 }
 
-static void drain(struct hr *h, raft_id id)
+void drain(struct hr *h, raft_id id)
 {
 	struct hr_node *nd = node(h, id);
 	struct imexd_cons_action a;
@@ -716,275 +603,4 @@ void hr_partition(struct hr *h, uint32_t group)
 void hr_heal(struct hr *h)
 {
 	memset(h->cut, 0, sizeof(h->cut));
-}
-
-/* ---- the event loop ---- */
-
-enum { EV_NONE, EV_MSG, EV_WRITE, EV_TIMER };
-
-static void deliver(struct hr *h, size_t i)
-{
-	struct hr_msg q = h->msgs[i];
-	struct hr_node *nd;
-
-	h->msgs[i] = h->msgs[--h->n_msgs];
-	nd = node(h, q.to);
-	if (!nd->up || h->cut[q.from - 1][q.to - 1]) {
-		msg_free(&q.m);
-		return;
-	}
-	/* The sender is authenticated: the receiver learns its name, as
-	 * agree does. */
-	CHECK(imexd_cons_learn(nd->cons, h->names[q.from - 1]) ==
-	      hr_id(h, q.from));
-	input_done(h, q.to, imexd_cons_receive(nd->cons, h->now,
-					       hr_id(h, q.from), &q.m));
-	/* The entries array stays ours; the batch went to raft. */
-	if (q.m.type == RAFT_APPEND_ENTRIES)
-		raft_free(q.m.append_entries.entries);
-}
-
-/* Run the earliest event due at or before t; false if none. */
-static bool step_once(struct hr *h, uint64_t t)
-{
-	uint64_t best = UINT64_MAX, best_seq = UINT64_MAX;
-	int kind = EV_NONE;
-	size_t which = 0;
-	unsigned i;
-	size_t j;
-
-	for (j = 0; j < h->n_msgs; j++) {
-		const struct hr_msg *q = &h->msgs[j];
-
-		if (q->due < best || (q->due == best && q->seq < best_seq)) {
-			best = q->due;
-			best_seq = q->seq;
-			kind = EV_MSG;
-			which = j;
-		}
-	}
-	for (i = 1; i <= h->cfg.n; i++) {
-		struct hr_node *nd = node(h, i);
-		uint64_t to;
-
-		if (!nd->up)
-			continue;
-		if (nd->n_w && nd->w[0].due < best) {
-			best = nd->w[0].due;
-			kind = EV_WRITE;
-			which = i;
-		}
-		to = imexd_cons_timeout(nd->cons);
-		if (to < h->now)
-			to = h->now;
-		if (to < best) {
-			best = to;
-			kind = EV_TIMER;
-			which = i;
-		}
-	}
-	if (kind == EV_NONE || best > t)
-		return false;
-	if (best > h->now)
-		h->now = best;
-	switch (kind) {
-	case EV_MSG:
-		deliver(h, which);
-		break;
-	case EV_WRITE:
-		write_complete(h, (raft_id)which);
-		break;
-	default:
-		input_done(h, (raft_id)which,
-			   imexd_cons_tick(node(h, (raft_id)which)->cons, h->now));
-		break;
-	}
-	return true;
-}
-
-void hr_run_until(struct hr *h, uint64_t t)
-{
-	while (step_once(h, t))
-		;
-	if (h->now < t)
-		h->now = t;
-}
-
-void hr_run_for(struct hr *h, uint64_t ms)
-{
-	hr_run_until(h, h->now + ms);
-}
-
-bool hr_run_until_pred(struct hr *h, uint64_t limit,
-		       bool (*pred)(struct hr *h, void *arg), void *arg)
-{
-	if (pred(h, arg))
-		return true;
-	while (step_once(h, limit))
-		if (pred(h, arg))
-			return true;
-	if (h->now < limit)
-		h->now = limit;
-	return pred(h, arg);
-}
-
-raft_id hr_leader(struct hr *h)
-{
-	raft_term best = 0;
-	raft_id leader = 0;
-	unsigned i;
-
-	for (i = 1; i <= h->cfg.n; i++) {
-		struct hr_node *nd = node(h, i);
-
-		if (!nd->up || imexd_cons_state(nd->cons) != RAFT_LEADER)
-			continue;
-		if (imexd_cons_term(nd->cons) > best) {
-			best = imexd_cons_term(nd->cons);
-			leader = i;
-		}
-	}
-	return leader;
-}
-
-raft_id hr_id(const struct hr *h, unsigned i)
-{
-	return i >= 1 && i <= h->cfg.n ? imexd_cons_name_id(h->names[i - 1]) : 0;
-}
-
-unsigned hr_node_of(const struct hr *h, raft_id id)
-{
-	unsigned i;
-
-	for (i = 1; i <= h->cfg.n; i++)
-		if (hr_id(h, i) == id)
-			return i;
-	return 0;
-}
-
-int hr_change(struct hr *h, unsigned i, const char *address, bool add,
-	      raft_index *index)
-{
-	struct hr_node *nd = node(h, i);
-	uint64_t tag = h->next_tag++;
-	raft_id leader;
-	int rv;
-
-	if (!nd->up)
-		return -ENOTCONN;
-	h->acks = xgrow(h->acks, &h->cap_acks, h->n_acks, sizeof(*h->acks));
-	rv = imexd_cons_change(nd->cons, h->now, address, add, tag, index,
-			       &leader);
-	if (rv) {
-		drain(h, i);
-		return rv;
-	}
-	memset(&h->acks[h->n_acks], 0, sizeof(*h->acks));
-	h->acks[h->n_acks].tag = tag;
-	h->acks[h->n_acks].node = i;
-	h->acks[h->n_acks].len = strlen(address);
-	h->acks[h->n_acks].data = xdup(address, strlen(address));
-	h->acks[h->n_acks].change = true;
-	h->n_acks++;
-	drain(h, i);
-	return 0;
-}
-
-int hr_submit(struct hr *h, raft_id id, const void *data, size_t len,
-	      raft_index *index)
-{
-	struct hr_node *nd = node(h, id);
-	raft_id leader;
-	uint64_t tag = h->next_tag++;
-	int rv;
-
-	if (!nd->up)
-		return -ENOTCONN;
-	h->acks = xgrow(h->acks, &h->cap_acks, h->n_acks, sizeof(*h->acks));
-	rv = imexd_cons_submit(nd->cons, h->now, data, len, tag, index, &leader);
-	if (rv == -IMEXD_CONS_ENOTLEADER) {
-		CHECK(imexd_cons_state(nd->cons) != RAFT_LEADER);
-		CHECK(leader != hr_id(h, id));
-		return rv;
-	}
-	if (rv)
-		return rv;
-	memset(&h->acks[h->n_acks], 0, sizeof(*h->acks));
-	h->acks[h->n_acks].tag = tag;
-	h->acks[h->n_acks].node = id;
-	h->acks[h->n_acks].len = len;
-	h->acks[h->n_acks].data = xdup(data, len);
-	h->n_acks++;
-	drain(h, id);
-	return 0;
-}
-
-bool hr_is_acked(const struct hr *h, const void *data, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < h->n_acks; i++)
-		if (h->acks[i].acked && h->acks[i].len == len &&
-		    !memcmp(h->acks[i].data, data, len))
-			return true;
-	return false;
-}
-
-unsigned hr_applied_count(const struct hr *h, raft_id id)
-{
-	return (unsigned)h->nodes[id - 1].fsm.n;
-}
-
-const void *hr_applied(const struct hr *h, raft_id id, unsigned i,
-		       size_t *len, raft_index *index)
-{
-	const struct hr_cmd *c = &h->nodes[id - 1].fsm.v[i];
-
-	*len = c->len;
-	if (index)
-		*index = c->index;
-	return c->data;
-}
-
-bool hr_converged(struct hr *h)
-{
-	const struct hr_list *ref = NULL;
-	unsigned i;
-	size_t j, k;
-
-	for (i = 1; i <= h->cfg.n; i++) {
-		const struct hr_list *l = &node(h, i)->fsm;
-
-		if (!node(h, i)->up)
-			continue;
-		if (!ref || l->n > ref->n)
-			ref = l;
-	}
-	if (!ref)
-		return false;
-	for (i = 1; i <= h->cfg.n; i++) {
-		const struct hr_list *l = &node(h, i)->fsm;
-
-		if (!node(h, i)->up)
-			continue;
-		if (l->n != ref->n)
-			return false;
-		for (j = 0; j < l->n; j++)
-			if (l->v[j].index != ref->v[j].index ||
-			    l->v[j].len != ref->v[j].len ||
-			    memcmp(l->v[j].data, ref->v[j].data, l->v[j].len))
-				return false;
-	}
-	for (j = 0; j < h->n_acks; j++) {
-		bool found = false;
-
-		if (!h->acks[j].acked || h->acks[j].change)
-			continue;
-		for (k = 0; k < ref->n && !found; k++)
-			found = ref->v[k].len == h->acks[j].len &&
-				!memcmp(ref->v[k].data, h->acks[j].data, ref->v[k].len);
-		if (!found)
-			return false;
-	}
-	return true;
 }

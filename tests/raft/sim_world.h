@@ -159,6 +159,8 @@ unsigned sw_watched(const struct sw *w, unsigned i);
 const struct imexd_raftlog *sw_log(const struct sw *w, unsigned i);
 /* The node's kernel domains. */
 const struct imexd_def *sw_kernel(const struct sw *w, unsigned i, size_t *n);
+/* Whether domain @d holds channel @id (in any order). */
+bool sw_has_channel(const struct imexd_def *d, uint32_t id);
 /* The leader (highest term among up nodes), -1 if none. */
 int sw_leader(struct sw *w);
 

@@ -7,6 +7,7 @@
 #ifndef SIM_WORLD_INTERNAL_H
 #define SIM_WORLD_INTERNAL_H
 
+#include "sim_alloc.h"
 #include "sim_world.h"
 
 #define CHECK(x)                                                          \
@@ -117,6 +118,28 @@ struct sw {
 	unsigned violations;
 	struct sw_stats st;
 };
+
+/* sim_world.c: the event heap (ev_new() then ev_push()), and a node's
+ * actions carried out as the daemon does. */
+struct sw_ev *ev_new(struct sw *w, int kind, unsigned to, uint64_t due);
+void ev_push(struct sw *w);
+void drain(struct sw *w, unsigned i);
+
+/* sim_world_net.c: connections, frames and their delivery. */
+struct sw_conn *conn_of(struct sw *w, uint64_t id);
+int conn_end(const struct sw_conn *c, unsigned i, unsigned inst);
+void conn_kill(struct sw *w, uint64_t id, int quiet);
+void addr_of(char *out, size_t len, unsigned i, unsigned port);
+void net_connect(struct sw *w, unsigned i, const char *addr);
+void net_send(struct sw *w, unsigned i, const struct imexd_node_action *a);
+void deliver(struct sw *w, struct sw_ev *e);
+
+/* sim_world_kernel.c: the simulated kernel. */
+void kernel_status(struct sw *w, unsigned i,
+		   const struct imexd_domain_status *st);
+bool applied_line(const char *text);
+void kernel_action(struct sw *w, unsigned i,
+		   const struct imexd_node_action *a);
 
 /* sim_check.c: commits as they are seen (after every input of node i,
  * and when i applies @index), and the check of an acknowledgement. */
