@@ -120,6 +120,7 @@ int imexd_net_connect(struct imexd_net *net, const char *addr)
 		struct sockaddr_in s4;
 		struct sockaddr_in6 s6;
 	} u;
+	socklen_t salen = 0;
 	struct conn *c;
 	char host[HOST_MAX];
 	uint16_t port;
@@ -147,19 +148,19 @@ int imexd_net_connect(struct imexd_net *net, const char *addr)
 	if (r < 0)
 		goto fail;
 
+	/* A numeric address: connect at once. */
 	memset(&u, 0, sizeof(u));
 	if (inet_pton(AF_INET, host, &u.s4.sin_addr) == 1) {
 		u.s4.sin_family = AF_INET;
 		u.s4.sin_port = htons(port);
-		r = conn_start_connect(c, &u.sa, sizeof(u.s4));
-		if (r < 0)
-			goto fail;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &u.s6.sin6_addr) == 1) {
+		salen = sizeof(u.s4);
+	} else if (inet_pton(AF_INET6, host, &u.s6.sin6_addr) == 1) {
 		u.s6.sin6_family = AF_INET6;
 		u.s6.sin6_port = htons(port);
-		r = conn_start_connect(c, &u.sa, sizeof(u.s6));
+		salen = sizeof(u.s6);
+	}
+	if (salen) {
+		r = conn_start_connect(c, &u.sa, salen);
 		if (r < 0)
 			goto fail;
 		return 0;

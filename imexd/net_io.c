@@ -168,21 +168,22 @@ static int conn_parse(struct conn *c)
 	return 0;
 }
 
-/* bytes > 0, 0 at EOF, -EAGAIN, IMEXD_TLS_WANT_WRITE, or -errno. */
-static ssize_t conn_recv(struct conn *c, void *buf, size_t len, char *err,
-			 size_t errlen)
+/*
+ * imexd_tls_read() or imexd_tls_write()'s result as conn_recv() and
+ * conn_xmit() return it: @again (what that direction waits for) is -EAGAIN.
+ */
+static ssize_t tls_result(ssize_t n, ssize_t again)
 {
-	ssize_t n;
+	if (n == again)
+		return -EAGAIN;
+	if (n == IMEXD_TLS_ERROR)
+		return -EPROTO;
+	return n;
+}
 
-	if (c->tls) {
-		n = imexd_tls_read(c->tls, buf, len, err, errlen);
-		if (n == IMEXD_TLS_WANT_READ)
-			return -EAGAIN;
-		if (n == IMEXD_TLS_ERROR)
-			return -EPROTO;
-		return n;
-	}
-	n = recv(c->fd, buf, len, MSG_DONTWAIT);
+/* recv() or send()'s result: -EAGAIN when it would block, -errno with @err. */
+static ssize_t sock_result(ssize_t n, char *err, size_t errlen)
+{
 	if (n < 0) {
 		n = -errno;
 		if (n == -EWOULDBLOCK || n == -EINTR)
@@ -190,6 +191,16 @@ static ssize_t conn_recv(struct conn *c, void *buf, size_t len, char *err,
 		snprintf(err, errlen, "%s", strerror(errno));
 	}
 	return n;
+}
+
+/* bytes > 0, 0 at EOF, -EAGAIN, IMEXD_TLS_WANT_WRITE, or -errno. */
+static ssize_t conn_recv(struct conn *c, void *buf, size_t len, char *err,
+			 size_t errlen)
+{
+	if (c->tls)
+		return tls_result(imexd_tls_read(c->tls, buf, len, err, errlen),
+				  IMEXD_TLS_WANT_READ);
+	return sock_result(recv(c->fd, buf, len, MSG_DONTWAIT), err, errlen);
 }
 
 
@@ -264,27 +275,15 @@ int conn_read(struct conn *c)
 
 /* --- output -------------------------------------------------------------- */
 
+/* bytes > 0, -EAGAIN, IMEXD_TLS_WANT_READ, or -errno. */
 static ssize_t conn_xmit(struct conn *c, const void *buf, size_t len,
 			 char *err, size_t errlen)
 {
-	ssize_t n;
-
-	if (c->tls) {
-		n = imexd_tls_write(c->tls, buf, len, err, errlen);
-		if (n == IMEXD_TLS_WANT_WRITE)
-			return -EAGAIN;
-		if (n == IMEXD_TLS_ERROR)
-			return -EPROTO;
-		return n;	/* > 0 or IMEXD_TLS_WANT_READ */
-	}
-	n = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0) {
-		n = -errno;
-		if (n == -EWOULDBLOCK || n == -EINTR)
-			return -EAGAIN;
-		snprintf(err, errlen, "%s", strerror(errno));
-	}
-	return n;
+	if (c->tls)
+		return tls_result(imexd_tls_write(c->tls, buf, len, err, errlen),
+				  IMEXD_TLS_WANT_WRITE);
+	return sock_result(send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL),
+			   err, errlen);
 }
 
 /* Write what is queued.  0, or -errno with @err. */

@@ -225,6 +225,21 @@ static int mem_injected(struct imexd_raftlog_mem *m)
 	return m->fail_err;
 }
 
+/*
+ * The file a writing call acts on, or NULL with *@ret set: the failure
+ * injected for this call, or -EINVAL for a name raftlog does not use.
+ */
+static struct mem_file *mem_op(struct imexd_raftlog_mem *m, const char *name,
+			       int *ret)
+{
+	struct mem_file *f = mem_file(m, name);
+
+	*ret = mem_injected(m);
+	if (!*ret && !f)
+		*ret = -EINVAL;
+	return *ret ? NULL : f;
+}
+
 static int mem_read(void *ctx, const char *name, size_t max, uint8_t **buf,
 		    size_t *len)
 {
@@ -249,13 +264,11 @@ static int mem_replace(void *ctx, const char *name, const void *data,
 		       size_t len)
 {
 	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
-	int ret = mem_injected(m);
+	int ret;
+	struct mem_file *f = mem_op(m, name, &ret);
 
-	if (ret)
-		return ret;
 	if (!f)
-		return -EINVAL;
+		return ret;
 	/* Old and new both exist until the rename. */
 	if (m->limit && imexd_raftlog_mem_used(m) + len > m->limit)
 		return -ENOSPC;
@@ -269,14 +282,14 @@ static int mem_write(void *ctx, const char *name, uint64_t off,
 		     const void *data, size_t len)
 {
 	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
 	size_t end, room = len, grow;
-	int ret = mem_injected(m);
+	int ret;
+	struct mem_file *f = mem_op(m, name, &ret);
 	uint8_t *p;
 
-	if (ret)
+	if (!f)
 		return ret;
-	if (!f || off > SIZE_MAX / 2 || len > SIZE_MAX / 2)
+	if (off > SIZE_MAX / 2 || len > SIZE_MAX / 2)
 		return -EINVAL;
 	end = (size_t)off + len;
 	grow = end > f->cur.len ? end - f->cur.len : 0;
@@ -310,12 +323,12 @@ static int mem_write(void *ctx, const char *name, uint64_t off,
 static int mem_truncate(void *ctx, const char *name, uint64_t len)
 {
 	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
-	int ret = mem_injected(m);
+	int ret;
+	struct mem_file *f = mem_op(m, name, &ret);
 
-	if (ret)
+	if (!f)
 		return ret;
-	if (!f || len > f->cur.len)
+	if (len > f->cur.len)
 		return -EINVAL;	/* raftlog only ever shortens */
 	f->cur.len = (size_t)len;
 	f->cur.exists = true;
@@ -325,13 +338,11 @@ static int mem_truncate(void *ctx, const char *name, uint64_t len)
 static int mem_sync(void *ctx, const char *name)
 {
 	struct imexd_raftlog_mem *m = ctx;
-	struct mem_file *f = mem_file(m, name);
-	int ret = mem_injected(m);
+	int ret;
+	struct mem_file *f = mem_op(m, name, &ret);
 
-	if (ret)
-		return ret;
 	if (!f)
-		return -EINVAL;
+		return ret;
 	return mem_set(&f->dur, f->cur.p, f->cur.len);
 }
 
