@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * File helpers of the state directory, shared by the definition store
- * (store.c), the raft log (raftlog.c) and the metrics file (metrics_file.c).
+ * (store_dir.c), the raft log (raftlog.c) and the metrics file (metrics_file.c).
  * Plain POSIX calls, no allocation kept: every function returns 0 (or what
  * it says) or -errno.
  */
