@@ -168,9 +168,8 @@ void accept_all(struct daemon *d)
  * that failed, or an end of export whose notification the kernel could
  * not allocate, would otherwise wait for the next notification of its
  * kind.  Soon after a failure (backing off while failures repeat), else
- * every SWEEP_MS.
+ * every SWEEP_MS (daemon_internal.h).
  */
-
 static void sweep_at(struct daemon *d, uint64_t ms)
 {
 	if (!d->sweep)
