@@ -37,21 +37,35 @@ static int on_import(struct nl_msg *m, void *arg)
 	return NL_OK;
 }
 
+/*
+ * Accept the next of the kernel's @cmd (named @what in messages); @valid
+ * parses the answer into @arg and sets *@got: an answer without one is
+ * -EPROTO.
+ */
+static int accept_reply(struct imexd_kernel *k, uint8_t cmd, const char *what,
+			nl_recvmsg_msg_cb_t valid, void *arg, const bool *got,
+			char *msg, size_t msglen)
+{
+	int r;
+
+	r = kernel_transact_reply(k, kernel_msg_new(k, cmd, 0, 0), valid, arg,
+				  msg, msglen);
+	if (!r && !*got) {
+		kernel_set_msg(msg, msglen,
+			       "the kernel's answer to %s lacks an attribute", what);
+		r = -EPROTO;
+	}
+	return r;
+}
+
 int imexd_kernel_import_accept(struct imexd_kernel *k, struct imexd_import *imp,
 			       char *msg, size_t msglen)
 {
 	struct import_ans a = { .imp = imp };
-	int r;
 
 	memset(imp, 0, sizeof(*imp));
-	r = kernel_transact_reply(k, kernel_msg_new(k, IMEX_CMD_IMPORT_ACCEPT, 0, 0),
-				  on_import, &a, msg, msglen);
-	if (!r && !a.got) {
-		kernel_set_msg(msg, msglen, "%s",
-			       "the kernel's answer to IMPORT_ACCEPT lacks an attribute");
-		r = -EPROTO;
-	}
-	return r;
+	return accept_reply(k, IMEX_CMD_IMPORT_ACCEPT, "IMPORT_ACCEPT", on_import,
+			    &a, &a.got, msg, msglen);
 }
 
 int imexd_kernel_import_done(struct imexd_kernel *k, uint64_t import_id,
@@ -152,16 +166,9 @@ int imexd_kernel_export_del_accept(struct imexd_kernel *k,
 				   size_t msglen)
 {
 	struct del_ans a = { handle_id, domain_uuid, channel_id, false };
-	int r;
 
-	r = kernel_transact_reply(k, kernel_msg_new(k, IMEX_CMD_EXPORT_DEL_ACCEPT, 0, 0),
-				  on_del, &a, msg, msglen);
-	if (!r && !a.got) {
-		kernel_set_msg(msg, msglen, "%s",
-			       "the kernel's answer to EXPORT_DEL_ACCEPT lacks an attribute");
-		r = -EPROTO;
-	}
-	return r;
+	return accept_reply(k, IMEX_CMD_EXPORT_DEL_ACCEPT, "EXPORT_DEL_ACCEPT",
+			    on_del, &a, &a.got, msg, msglen);
 }
 
 static int on_revoked(struct nl_msg *m, void *arg)

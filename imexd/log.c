@@ -138,29 +138,32 @@ static void log_text(const char *file, int line, const char *func, int level,
 	fprintf(stderr, "<%d>%s\n", level, text);
 }
 
-void imexd_log_at(const char *file, int line, const char *func, int level,
-		  const struct imexd_log_fields *f, const char *fmt, ...)
+static void log_vat(const char *file, int line, const char *func, int level,
+		    const struct imexd_log_fields *f, const char *fmt, va_list ap)
 {
 	char text[2048];
-	va_list ap;
 
 	if (!imexd_log_enabled(level))
 		return;
-	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	log_text(file, line, func, level, f, text);
+}
+
+void imexd_log_at(const char *file, int line, const char *func, int level,
+		  const struct imexd_log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vat(file, line, func, level, f, fmt, ap);
+	va_end(ap);
 }
 
 void imexd_log(int level, const char *fmt, ...)
 {
-	char text[2048];
 	va_list ap;
 
-	if (!imexd_log_enabled(level))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	log_vat(__FILE__, __LINE__, __func__, level, NULL, fmt, ap);
 	va_end(ap);
-	log_text(__FILE__, __LINE__, __func__, level, NULL, text);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "log.h"
 #include "metrics_file.h"
+#include "store_file.h"
 
 struct imexd_metrics_file {
 	char path[PATH_MAX];
@@ -49,21 +50,6 @@ const char *imexd_metrics_file_path(const struct imexd_metrics_file *f)
 	return f->path;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int replace(struct imexd_metrics_file *f, const char *text,
 		   size_t len)
 {
@@ -87,7 +73,7 @@ static int replace(struct imexd_metrics_file *f, const char *text,
 	 */
 	r = fchmod(fd, 0644) ? -errno : 0;
 	if (!r)
-		r = write_all(fd, text, len);
+		r = imexd_file_write_all(fd, text, len);
 	if (close(fd) && !r)
 		r = -errno;
 	if (!r && rename(f->tmp, f->path))

@@ -1,39 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The state directory (store.h).
- *
- * node.json is replaced atomically: the new content goes to a temp file in
- * the same directory (".tmp.*", never a name the loader reads), which is
- * fsync'ed and renamed over the old one, then the directory is fsync'ed so
- * the rename itself is durable.  A crash at any point leaves the old or the
- * new file; temp files a crash leaves behind are removed at the next open.
- * The domains themselves live in the raft log (raftlog.h, STATE_DIRECTORY/raft).
+ * node.json's text (store.h): this node's UUID as JSON, parsed and made.
+ * No I/O; the file itself is store_dir.c's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "imex_uuid.h"
 #include "store.h"
-#include "store_file.h"
 
-#define NODE_FILE	"node.json"
-#define NODE_FILE_MAX	4096
-
-struct imexd_store {
-	char *dir;
-	int dirfd;
-	bool have_uuid;
-	uint8_t uuid[16];
-};
 
 /* ---- JSON helpers --------------------------------------------------------- */
 
@@ -151,119 +131,39 @@ static json_object *parse_json(const struct jctx *c, const char *s, size_t n)
 	return o;
 }
 
-/* ---- the store ------------------------------------------------------------ */
+/* ---- node.json ------------------------------------------------------------ */
 
-int imexd_store_open(struct imexd_store **store, const char *dir, char *err,
-		     size_t errlen)
-{
-	struct imexd_store *s;
-
-	if (!store || !dir || !*dir)
-		return imexd_errf(err, errlen, -EINVAL, "no state directory");
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
-	s->dir = strdup(dir);
-	s->dirfd = -1;
-	if (!s->dir) {
-		imexd_store_close(s);
-		return imexd_errf(err, errlen, -ENOMEM, "out of memory");
-	}
-	s->dirfd = imexd_file_open_dir(AT_FDCWD, dir, 0, err, errlen);
-	if (s->dirfd < 0) {
-		int ret = s->dirfd;
-
-		imexd_store_close(s);
-		return ret;
-	}
-	imexd_file_remove_stale(s->dirfd);
-	*store = s;
-	return 0;
-}
-
-void imexd_store_close(struct imexd_store *s)
-{
-	if (!s)
-		return;
-	if (s->dirfd >= 0)
-		close(s->dirfd);
-	free(s->dir);
-	free(s);
-}
-
-static int node_uuid_read(struct imexd_store *s, uint8_t uuid[16], char *err,
-			  size_t errlen)
+int imexd_store_node_parse(const char *text, size_t len, uint8_t uuid[16],
+			   char *err, size_t errlen)
 {
 	static const char *const keys[] = { "uuid" };
 	struct jctx c = { err, errlen };
-	char *buf = NULL;
 	json_object *o;
-	size_t len;
 	int ret;
 
-	ret = imexd_file_read_at(s->dirfd, NODE_FILE, NODE_FILE_MAX, &buf, &len);
-	if (ret)
-		return ret;
-	o = parse_json(&c, buf, len);
-	free(buf);
+	o = parse_json(&c, text, len);
 	if (!o)
 		return -EBADMSG;
-	ret = (check_keys(&c, o, NODE_FILE, keys, 1) ||
+	ret = (check_keys(&c, o, IMEXD_STORE_NODE_FILE, keys, 1) ||
 	       get_uuid(&c, o, "uuid", uuid)) ? -EBADMSG : 0;
 	json_object_put(o);
 	return ret;
 }
 
-static int node_uuid_create(struct imexd_store *s, uint8_t uuid[16])
+char *imexd_store_node_text(const uint8_t uuid[16])
 {
 	const char *text;
 	json_object *o;
-	size_t got = 0;
-	int ret;
+	char *copy = NULL;
 
-	while (got < 16) {
-		ssize_t r = getrandom(uuid + got, 16 - got, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		got += (size_t)r;
-	}
-	uuid[6] = (uuid[6] & 0x0f) | 0x40;	/* version 4: random */
-	uuid[8] = (uuid[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
 	o = json_object_new_object();
 	if (!o || !put(o, "uuid", uuid_json(uuid))) {
 		json_object_put(o);
-		return -ENOMEM;
+		return NULL;
 	}
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
-	ret = text ? imexd_file_replace(s->dirfd, s->dir, NODE_FILE, text,
-				  strlen(text)) : -ENOMEM;
+	if (text)
+		copy = strdup(text);
 	json_object_put(o);
-	return ret;
-}
-
-int imexd_store_node_uuid(struct imexd_store *s, uint8_t uuid[16], char *err,
-			  size_t errlen)
-{
-	if (errlen)
-		err[0] = '\0';
-	if (!s || !uuid)
-		return -EINVAL;
-	if (!s->have_uuid) {
-		uint8_t u[16];
-		int ret;
-
-		/* A damaged node.json is an error, never a new identity. */
-		ret = node_uuid_read(s, u, err, errlen);
-		if (ret == -ENOENT)
-			ret = node_uuid_create(s, u);
-		if (ret)
-			return ret;
-		memcpy(s->uuid, u, sizeof(u));
-		s->have_uuid = true;
-	}
-	memcpy(uuid, s->uuid, sizeof(s->uuid));
-	return 0;
+	return copy;
 }

@@ -15,6 +15,18 @@
 #include <stdint.h>
 #include "wire.h"
 
+#define IMEXD_STORE_NODE_FILE	"node.json"
+
+/*
+ * node.json's text (store.c, no I/O, in libimexd-core.a).  Parse: 0, or
+ * -EBADMSG with what is wrong in @err.  Text: malloc'd (free()), NULL when
+ * out of memory.
+ */
+int imexd_store_node_parse(const char *text, size_t len, uint8_t uuid[16],
+			   char *err, size_t errlen);
+char *imexd_store_node_text(const uint8_t uuid[16]);
+
+/* The directory itself (store_dir.c, the daemon's). */
 struct imexd_store;
 
 /* Create the directory (0700) if missing. 0 or -errno with @err. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * File helpers of the state directory, shared by the definition store
- * (store.c) and the raft log (raftlog.c).  Plain POSIX calls, no
- * allocation kept: every function returns 0 (or what it says) or -errno.
+ * (store_dir.c), the raft log (raftlog.c) and the metrics file (metrics_file.c).
+ * Plain POSIX calls, no allocation kept: every function returns 0 (or what
+ * it says) or -errno.
  */
 #ifndef IMEXD_STORE_FILE_H
 #define IMEXD_STORE_FILE_H
