@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Shared between imex-nl's command front end and its manager stand-in. */
+/* Shared between imex-nl's files: front end, plumbing, printing, commands, sweep, stand-in. */
 #ifndef IMEX_NL_H
 #define IMEX_NL_H
 
@@ -39,6 +39,42 @@ struct nl_msg *msg_new(struct ctx *c, int cmd, int flags);
 int transact(struct ctx *c, struct nl_msg *m, nl_recvmsg_msg_cb_t valid,
 	     void *arg);
 int wait_fd(int fd, int timeout_ms);
+/* imex-nl.c */
+const char *errname(int e);
+int run_line(struct ctx *c, char *line, int lineno);
+
+/* imex-nl-msg.c */
+struct nl_sock *open_sock(struct ctx *c);
+void ctx_init(struct ctx *c);
+void events_open(struct ctx *c);
+void put_uuid(struct nl_msg *m, int type, const char *s);
+void put_fabric(struct nl_msg *m, const char *spec);
+uint32_t state_from_name(const char *s);
+void put_raw(struct nl_msg *m, const char *spec);
+void put_common(struct nl_msg *m, const struct kv *kv);
+
+/* imex-nl-dump.c */
+int print_msg(struct nl_msg *m, void *arg);
+
+/* imex-nl-cmd.c */
+int cmd_simple(struct ctx *c, int cmd, const struct kv *kv, int flags);
+int cmd_accept(struct ctx *c, const struct kv *kv);
+int cmd_request(struct ctx *c, int cmd, const struct kv *kv);
+int cmd_domain_set(struct ctx *c, const struct kv *kv);
+int cmd_status(struct ctx *c, const struct kv *kv);
+int cmd_node_set(struct ctx *c, const struct kv *kv);
+int cmd_channel_set(struct ctx *c, const struct kv *kv);
+int cmd_channel_get(struct ctx *c, const struct kv *kv, bool dump);
+int cmd_done(struct ctx *c, const struct kv *kv);
+int cmd_events(struct ctx *c, const struct kv *kv);
+int cmd_join(struct ctx *c, const struct kv *kv);
+int cmd_dump_intr(struct ctx *c, const struct kv *kv);
+
+/* imex-nl-sweep.c */
+int sweep(struct ctx *c, const char *name, char **lines, int nlines,
+	  bool client);
+
+/* serve.c */
 int cmd_serve(struct ctx *c, const struct kv *kv);
 
 #endif
