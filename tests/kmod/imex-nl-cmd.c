@@ -199,13 +199,9 @@ static void put_id_array(struct nl_msg *m, const char *list)
 
 	for (tok = strtok_r(dup, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
 		uint64_t lo, hi;
 
-		if (dash)
-			*dash = 0;
-		lo = parse_u64(tok);
-		hi = dash ? parse_u64(dash + 1) : lo;
+		parse_range(tok, &lo, &hi);
 		for (uint64_t id = lo; id <= hi; id++) {
 			ids = realloc(ids, (n + 1) * sizeof(*ids));
 			if (!ids)

@@ -235,13 +235,9 @@ static void put_channels(struct nl_msg *m, const struct kv *kv)
 	dup = strdup(list);
 	for (tok = strtok_r(dup, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
 		uint64_t lo, hi;
 
-		if (dash)
-			*dash = 0;
-		lo = parse_u64(tok);
-		hi = dash ? parse_u64(dash + 1) : lo;
+		parse_range(tok, &lo, &hi);
 		for (uint64_t id = lo; id <= hi; id++, i++) {
 			struct nlattr *e = nla_nest_start(m, i);
 

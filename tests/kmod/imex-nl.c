@@ -74,6 +74,17 @@ uint64_t parse_u64(const char *s)
 	return v;
 }
 
+/* "N" or "LO-HI" (channels=, ids=): the range it names; @s is cut at the dash. */
+void parse_range(char *s, uint64_t *lo, uint64_t *hi)
+{
+	char *dash = strchr(s, '-');
+
+	if (dash)
+		*dash = 0;
+	*lo = parse_u64(s);
+	*hi = dash ? parse_u64(dash + 1) : *lo;
+}
+
 static int errno_from_name(const char *name)
 {
 	for (int e = 1; e < 200; e++) {
@@ -126,50 +137,56 @@ static void usage(void)
 	exit(2);
 }
 
+/* Commands that are one request built from the arguments, replies printed. */
+static const struct {
+	const char *name;
+	int cmd;
+	int flags;
+	bool request;	/* cmd_request: also wait for the request's outcome */
+} simple_cmds[] = {
+	{ "node-get", IMEX_CMD_NODE_GET, 0, false },
+	{ "create", IMEX_CMD_DOMAIN_CREATE, 0, true },
+	{ "delete", IMEX_CMD_DOMAIN_DELETE, 0, true },
+	{ "alloc", IMEX_CMD_CHANNEL_ALLOC, 0, true },
+	{ "free", IMEX_CMD_CHANNEL_FREE, 0, true },
+	{ "evict", IMEX_CMD_MEMBER_EVICT, 0, true },
+	{ "replace", IMEX_CMD_MEMBER_REPLACE, 0, true },
+	{ "node-join", IMEX_CMD_NODE_JOIN, 0, true },
+	{ "node-leave", IMEX_CMD_NODE_LEAVE, 0, true },
+	{ "domain", IMEX_CMD_DOMAIN_GET, 0, false },
+	{ "domains", IMEX_CMD_DOMAIN_GET, NLM_F_DUMP, false },
+	{ "attach", IMEX_CMD_MANAGER_ATTACH, 0, false },
+	{ "detach", IMEX_CMD_MANAGER_DETACH, 0, false },
+	{ "remove", IMEX_CMD_DOMAIN_REMOVE, 0, false },
+	{ "import-done", IMEX_CMD_IMPORT_DONE, 0, false },
+	{ "import-check", IMEX_CMD_IMPORT_CHECK, 0, false },
+	{ "export-del-accept", IMEX_CMD_EXPORT_DEL_ACCEPT, 0, false },
+	{ "import-revoke", IMEX_CMD_IMPORT_REVOKE, 0, false },
+};
+
 static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 {
-	if (!strcmp(cmd, "node-get"))
-		return cmd_simple(c, IMEX_CMD_NODE_GET, kv, 0);
+	for (size_t i = 0; i < sizeof(simple_cmds) / sizeof(simple_cmds[0]); i++) {
+		if (strcmp(cmd, simple_cmds[i].name))
+			continue;
+		if (simple_cmds[i].request)
+			return cmd_request(c, simple_cmds[i].cmd, kv);
+		return cmd_simple(c, simple_cmds[i].cmd, kv, simple_cmds[i].flags);
+	}
 	if (!strcmp(cmd, "node-set"))
 		return cmd_node_set(c, kv);
-	if (!strcmp(cmd, "create"))
-		return cmd_request(c, IMEX_CMD_DOMAIN_CREATE, kv);
-	if (!strcmp(cmd, "delete"))
-		return cmd_request(c, IMEX_CMD_DOMAIN_DELETE, kv);
-	if (!strcmp(cmd, "alloc"))
-		return cmd_request(c, IMEX_CMD_CHANNEL_ALLOC, kv);
-	if (!strcmp(cmd, "free"))
-		return cmd_request(c, IMEX_CMD_CHANNEL_FREE, kv);
-	if (!strcmp(cmd, "evict"))
-		return cmd_request(c, IMEX_CMD_MEMBER_EVICT, kv);
-	if (!strcmp(cmd, "replace"))
-		return cmd_request(c, IMEX_CMD_MEMBER_REPLACE, kv);
-	if (!strcmp(cmd, "node-join"))
-		return cmd_request(c, IMEX_CMD_NODE_JOIN, kv);
-	if (!strcmp(cmd, "node-leave"))
-		return cmd_request(c, IMEX_CMD_NODE_LEAVE, kv);
-	if (!strcmp(cmd, "domain"))
-		return cmd_simple(c, IMEX_CMD_DOMAIN_GET, kv, 0);
-	if (!strcmp(cmd, "domains"))
-		return cmd_simple(c, IMEX_CMD_DOMAIN_GET, kv, NLM_F_DUMP);
 	if (!strcmp(cmd, "channel"))
 		return cmd_channel_get(c, kv, false);
 	if (!strcmp(cmd, "channels"))
 		return cmd_channel_get(c, kv, true);
 	if (!strcmp(cmd, "channel-set"))
 		return cmd_channel_set(c, kv);
-	if (!strcmp(cmd, "attach"))
-		return cmd_simple(c, IMEX_CMD_MANAGER_ATTACH, kv, 0);
-	if (!strcmp(cmd, "detach"))
-		return cmd_simple(c, IMEX_CMD_MANAGER_DETACH, kv, 0);
 	if (!strcmp(cmd, "accept"))
 		return cmd_accept(c, kv);
 	if (!strcmp(cmd, "done"))
 		return cmd_done(c, kv);
 	if (!strcmp(cmd, "set"))
 		return cmd_domain_set(c, kv);
-	if (!strcmp(cmd, "remove"))
-		return cmd_simple(c, IMEX_CMD_DOMAIN_REMOVE, kv, 0);
 	if (!strcmp(cmd, "status"))
 		return cmd_status(c, kv);
 	if (!strcmp(cmd, "events"))
@@ -186,14 +203,6 @@ static int run(struct ctx *c, const char *cmd, const struct kv *kv)
 		}
 		return err;
 	}
-	if (!strcmp(cmd, "import-done"))
-		return cmd_simple(c, IMEX_CMD_IMPORT_DONE, kv, 0);
-	if (!strcmp(cmd, "import-check"))
-		return cmd_simple(c, IMEX_CMD_IMPORT_CHECK, kv, 0);
-	if (!strcmp(cmd, "export-del-accept"))
-		return cmd_simple(c, IMEX_CMD_EXPORT_DEL_ACCEPT, kv, 0);
-	if (!strcmp(cmd, "import-revoke"))
-		return cmd_simple(c, IMEX_CMD_IMPORT_REVOKE, kv, 0);
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(c, kv);
 	if (!strcmp(cmd, "dump-intr"))

@@ -35,6 +35,7 @@ struct kv {
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 const char *kv_get(const struct kv *kv, const char *key);
 uint64_t parse_u64(const char *s);
+void parse_range(char *s, uint64_t *lo, uint64_t *hi);
 struct nl_msg *msg_new(struct ctx *c, int cmd, int flags);
 int transact(struct ctx *c, struct nl_msg *m, nl_recvmsg_msg_cb_t valid,
 	     void *arg);
