@@ -47,7 +47,7 @@ outcome() {
 
 # sweep_mgr WHAT SETUP OP: the manager runs SETUP, then OP with each of
 # its fault sites failed in turn, all in one imex-nl process (it checks
-# the state itself; see --sweep in imex-nl.c).
+# the state itself; see --sweep in imex-nl-sweep.c).
 sweep_mgr() {
 	printf '%s\n' "$2" "$3" | sed '/^$/d' > "$OUT/fi-script"
 	$NL --sweep "$1" -f "$OUT/fi-script" > "$OUT/fi-out" 2>&1 ||
