@@ -144,30 +144,9 @@ static int reconcile(struct imexd_agree *a)
 static int have_set(struct imexd_agree *a, const struct imexd_def *kernel,
 		    size_t n)
 {
-	struct imexd_def *v = NULL;
-	size_t i;
-
 	if (n && !kernel)
 		return -EINVAL;
-	if (n) {
-		v = calloc(n, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		if (imexd_def_copy(&v[i], &kernel[i])) {
-			while (i--)
-				imexd_def_free(&v[i]);
-			free(v);
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < a->n_have; i++)
-		imexd_def_free(&a->have[i]);
-	free(a->have);
-	a->have = v;
-	a->n_have = n;
-	return 0;
+	return imexd_defs_replace(&a->have, &a->n_have, kernel, n);
 }
 
 /* What every input ends with. */

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "daemon_members.h"
 #include "describe.h"
+#include "imex_uuid.h"
 #include "kernel.h"
 #include "log.h"
 #include "metrics.h"
@@ -162,7 +163,7 @@ static void do_kernel(struct daemon *d, const struct imexd_node_action *a)
 	size_t nk = 0, i;
 	int r;
 
-	imexd_uuid_str(a->def->uuid, u);
+	imex_uuid_format(a->def->uuid, u);
 	if (a->type == IMEXD_NODE_KERNEL_SET)
 		r = imexd_kernel_domain_set(d->kernel, a->def, msg, sizeof(msg));
 	else
@@ -275,7 +276,7 @@ static void do_import(struct daemon *d, const struct imexd_node_action *a)
 					       a->has_handle ? &a->handle_id : NULL,
 					       a->has_domain ? a->domain_uuid : NULL,
 					       a->reason, &count, msg, sizeof(msg));
-		imexd_uuid_str(a->node_uuid, u);
+		imex_uuid_format(a->node_uuid, u);
 		if (r < 0)
 			log_warn("cannot revoke imports of node %s (%s): %s",
 				 u, revoke_reason_name(a->reason), msg);

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "daemon_members.h"
 #include "describe.h"
+#include "imex_uuid.h"
 #include "kernel.h"
 #include "log.h"
 #include "metrics.h"
@@ -61,7 +62,7 @@ static void accept_requests(struct daemon *d)
 			sweep_soon(d);
 			return;
 		}
-		imexd_uuid_str(req.uuid, u);
+		imex_uuid_format(req.uuid, u);
 		imexd_log_fields_set(&lf, IMEXD_MSGID_REQUEST, req.name,
 				     req.member);
 		/* A channel request for one channel names it. */

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "daemon_members.h"
 #include "describe.h"
+#include "imex_uuid.h"
 #include "kernel.h"
 #include "log.h"
 #include "metrics.h"
@@ -84,8 +85,8 @@ static int start_kernel(struct daemon *d)
 	r = imexd_kernel_node_set(d->kernel, d->cfg.node_name, d->node_uuid, msg,
 				  sizeof(msg));
 	if (r == -EBUSY) {
-		imexd_uuid_str(d->node_uuid, u);
-		imexd_uuid_str(d->node.uuid, ku);
+		imex_uuid_format(d->node_uuid, u);
+		imex_uuid_format(d->node.uuid, ku);
 		if (strcmp(d->node.name, d->cfg.node_name))
 			return fail("the imex module knows this node as '%s', NODE_NAME is '%s', and %u domain(s) exist: set NODE_NAME=%s in %s or delete the domains",
 				    d->node.name, d->cfg.node_name, d->node.ndomains,
@@ -286,7 +287,7 @@ static int start(struct daemon *d)
 	if (r < 0)
 		return r;
 
-	imexd_uuid_str(d->node_uuid, u);
+	imex_uuid_format(d->node_uuid, u);
 	log_info("imexd %s: node %s (%s), epoch %016" PRIx64 ", listening on %s port %u%s, max_channels %u",
 		 IMEXD_VERSION, d->cfg.node_name, u, d->epoch,
 		 d->cfg.listen_address, d->cfg.listen_port,

@@ -17,11 +17,6 @@ const char *imexd_domain_state_name(uint32_t s)
 	}
 }
 
-void imexd_uuid_str(const uint8_t u[16], char out[37])
-{
-	imex_uuid_format(u, out);
-}
-
 const char *imexd_action_name(enum imexd_node_action_type t)
 {
 	switch (t) {
@@ -62,7 +57,7 @@ void imexd_log_action(const struct imexd_node_action *a)
 		break;
 	case IMEXD_NODE_KERNEL_SET:
 	case IMEXD_NODE_KERNEL_REMOVE:
-		imexd_uuid_str(a->def->uuid, u);
+		imex_uuid_format(a->def->uuid, u);
 		log_debug("action %s domain %s (%s) generation %" PRIu64
 			  " (%u members, %u channels)",
 			  imexd_action_name(a->type), a->def->name, u,
@@ -92,7 +87,7 @@ void imexd_log_action(const struct imexd_node_action *a)
 			  a->channel_id, a->peer ? a->peer : "?");
 		break;
 	case IMEXD_NODE_IMPORT_REVOKE:
-		imexd_uuid_str(a->node_uuid, u);
+		imex_uuid_format(a->node_uuid, u);
 		log_debug("action IMPORT_REVOKE node %s handle %s%" PRIu64 " reason %u",
 			  u, a->has_handle ? "" : "(all) ",
 			  a->has_handle ? a->handle_id : 0, a->reason);

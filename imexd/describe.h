@@ -8,8 +8,6 @@
 
 /* "READY", "DEGRADED", ... for enum imex_domain_state. */
 const char *imexd_domain_state_name(uint32_t state);
-/* The 36-character text form of @u. */
-void imexd_uuid_str(const uint8_t u[16], char out[37]);
 /* "CONNECT", "SEND", ... */
 const char *imexd_action_name(enum imexd_node_action_type t);
 /* One debug line for @a (nothing unless LOG_LEVEL=debug; LOG actions are

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The Raft message codec (imexd/raftwire.c).  Any input the decoder
- * accepts must re-encode to the same bytes (one encoding per message) and
- * decode again; a refusal must be one of the documented errors with a
- * reason.  The sender is server 3 (the seeds' RequestVote candidate).
+ * The Raft message codec (imexd/raftwire.c, decoder in raftwire_decode.c).
+ * Any input the decoder accepts must re-encode to the same bytes (one
+ * encoding per message) and decode again; a refusal must be one of the
+ * documented errors with a reason.  The sender is server 3 (the seeds'
+ * RequestVote candidate).
  */
 #include <errno.h>
 #include <stdint.h>

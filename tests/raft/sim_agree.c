@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The node simulator: whole node cores (imexd/node.c with peers, agree
- * driving the real libraft through consensus.c, the reconciler, health and
+ * The node simulator: whole node cores (imexd/node*.c with peers, agree
+ * driving the real libraft through consensus*.c, the reconciler, health and
  * broker) in the world of sim_world.c, driven as the daemon drives one,
  * over simulated connections carrying real encoded frames, under crashes at
  * chosen steps, restarts, long partitions and one-way cuts, a full disk,

@@ -130,7 +130,7 @@ const struct sw_status *sw_status_of(const struct sw *w, unsigned i,
 	return NULL;
 }
 
-/* "applied entry N: ..." (node.c's debug line for agree's APPLIED): the
+/* "applied entry N: ..." (node_pump.c's debug line for agree's APPLIED): the
  * point to crash after an apply. */
 bool applied_line(const char *text)
 {

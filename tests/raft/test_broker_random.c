@@ -5,22 +5,13 @@
  * the same actions (IMEXD_BROKER_SEED=N replays).  See test_broker.c.
  */
 #include "test_broker.h"
+#include "test_rng.h"
 
 /* ---- random run: two brokers, a lossy link, a kernel on each side ----
  *
  * Every import must end exactly once (DONE), and the same seed must give
  * the same actions (a hash of them) twice.
  */
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 struct flight {
 	char to;			/* 'a' or 'b' */
 	struct imexd_msg msg;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * consensus (imexd/consensus.c) on the in-memory cluster harness:
+ * consensus (imexd/consensus*.c) on the in-memory cluster harness:
  * elections, apply order, failover time, a 2|3 partition, voter
  * replacement and a run of random-fault seeds under an agreement checker.
  * IMEX_SEED=N replays one seed of the random run; IMEX_SEEDS=M runs M
