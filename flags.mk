@@ -1,5 +1,5 @@
 # flags.mk: the C flags every user-space part builds with, included by each
-# Makefile that compiles C (libimexctl, tools, imexd, contrib/slurm, bench
+# Makefile that compiles C (common, libimexctl, tools, imexd, contrib/slurm, bench
 # and the test directories).  A part adds what it needs on top (sanitizers,
 # -fPIC, include paths); it does not drop any of these.
 #
