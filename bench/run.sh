@@ -48,7 +48,7 @@ step() { echo "bench: $*" | tee -a "$log" >&2; }
 bad() { echo "bench: FAILED: $*" | tee -a "$log" >&2; failed=1; }
 
 step "building"
-{ make -s -C bench all && make -s -C tests all && make -s -C tests/raft build/sim_agree_fast &&
+{ make -s -C bench all && make -s -C tests all && make -s -C tests/imexd/raft build/sim_agree_fast &&
   make -s -C contrib/slurm all; } >> "$log" 2>&1 ||
 	{ bad "build (see $log)"; exit 1; }
 {
@@ -60,7 +60,7 @@ step "building"
 	[ -z "$only" ] || echo "only $only"
 } >> "$raw"
 
-# 144-node create in the node simulator (tests/raft): simulated time from
+# 144-node create in the node simulator (tests/imexd/raft): simulated time from
 # the request at a follower to READY on all 18 members, against the
 # simulated RTT; messages against N.  Deterministic: one run is every run.
 # The raft count is RAFT frames; "all" adds the forward, the answer and the
@@ -68,7 +68,7 @@ step "building"
 # leader's heartbeat round: the counts are what the create sends.
 if want sim_create_time sim_create_msgs sim_create_msgs_all; then
 	step "simulator: 144-node create"
-	if out=$(tests/raft/build/sim_agree_fast scale 144 2>&1); then
+	if out=$(tests/imexd/raft/build/sim_agree_fast scale 144 2>&1); then
 		echo "$out" >> "$log"
 		line=$(printf '%s\n' "$out" | grep '^scale: create over')
 		ms=$(printf '%s\n' "$line" | sed -n 's/.* in \([0-9.]*\) ms = .*/\1/p')
@@ -96,7 +96,7 @@ fi
 # median, and the worst of the 9).
 if want sim_commit sim_create5_msgs sim_restart sim_failover sim_failover_max; then
 	step "simulator: commit latency, restart, leader failover"
-	if out=$(tests/raft/build/sim_agree_fast failover 9 2>&1); then
+	if out=$(tests/imexd/raft/build/sim_agree_fast failover 9 2>&1); then
 		echo "$out" >> "$log"
 		times=$(printf '%s\n' "$out" | sed -n 's/^failover: .* RTT \([0-9]*\) ms, election timeout \([0-9]*\) ms$/\1 \2/p')
 		read -r rtt et <<< "$times"
@@ -155,7 +155,7 @@ if [ "$cluster" = 1 ]; then
 	fi
 	if want slurm_job_start; then
 		step "3 VMs under Slurm: sbatch -> first task, with and without imex.so ($reps pair(s))"
-		make -s -C tests/unit vm-tools >> "$log" 2>&1 &&
+		make -s -C tests/libimexctl vm-tools >> "$log" 2>&1 &&
 		tests/slurm/t-slurm.sh --bench "$raw" "$reps" >> "$log" 2>&1 ||
 			bad "the Slurm start overhead (see $log)"
 		grep -q '^\(sample\|skip\) slurm_job_start ' "$raw" ||

@@ -50,7 +50,7 @@
  * configuration change at a time, and only after the leader has committed
  * an entry of its own term (a barrier, submitted here when needed).
  *
- * libraft 0.22.1 workarounds (each found by tests/raft/sim_agree, see
+ * libraft 0.22.1 workarounds (each found by tests/imexd/raft/sim_agree, see
  * consensus*.c): every committed configuration entry is recorded as the
  * committed configuration (raft skips those it does not expect); a
  * snapshot carries the last configuration entry it covers; a refused

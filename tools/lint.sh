@@ -47,21 +47,26 @@ checkpatch() {
 # Each directory with the include paths its Makefile gives it.  Kernel
 # code (kmod/, the test module in tests/kmod/kapi/) has checkpatch and
 # sparse instead.
-DIRS="common libimexctl tools/imexctl tools/imex-share imexd bench tests/unit
-tests/imexd tests/raft tests/kmod tests/imexd-net tests/fuzz
-tests/kfuzz contrib/slurm tests/slurm"
+DIRS="common libimexctl tools/imexctl tools/imex-share imexd bench tests/libimexctl
+tests/imexd tests/imexd/raft tests/kmod tests/imexd/net tests/fuzz
+tests/kmod/kfuzz contrib/slurm tests/slurm"
 
 # The SPANK plugin and its test driver need <slurm/spank.h> (libslurm-dev;
 # SPANK_INCLUDE names another include directory): skipped without it.
 SPANK_INCLUDE=${SPANK_INCLUDE:-/usr/include}
 
-# User-space C files under $1.
+# User-space C files under $1, but not under a deeper entry of DIRS (that
+# one is linted with its own include flags).
 srcs() {
+	sub="-e ^tests/kmod/kapi/"
+	for o in $DIRS; do
+		case $o in "$1"/*) sub="$sub -e ^$o/" ;; esac
+	done
 	if [ -f "$SPANK_INCLUDE/slurm/spank.h" ]; then
 		files "$1"
 	else
 		files "$1" | grep -v -e '/spank_imex\.c$' -e '/spank-stub\.c$'
-	fi | grep '\.c$' | grep -v '^tests/kmod/kapi/'
+	fi | grep '\.c$' | grep -v $sub
 }
 
 # common/ holds the helpers several parts share: every part may include it.
@@ -69,7 +74,7 @@ incs() {
 	i="-Iinclude/uapi -I$1 -Icommon"
 	case $1 in
 	libimexctl) i="$i -Ilibimexctl/include" ;;
-	tools/imexctl|tests/unit) i="$i -Ilibimexctl -Ilibimexctl/include -Itools/imexctl" ;;
+	tools/imexctl|tests/libimexctl) i="$i -Ilibimexctl -Ilibimexctl/include -Itools/imexctl" ;;
 	tools/imex-share|bench) i="$i -Ilibimexctl/include" ;;
 	tests/fuzz) i="$i -Iimexd -Ilibimexctl -Ilibimexctl/include" ;;
 	contrib/slurm|tests/slurm)

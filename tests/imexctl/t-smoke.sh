@@ -1,10 +1,10 @@
 #!/bin/sh
-# imexctl against the real imex.ko with tests/unit/build/fake_imexd as the
-# manager (built by make -C tests/unit vm-tools), run by tests/kmod/run-all.sh
+# imexctl against the real imex.ko with tests/libimexctl/build/fake_imexd as the
+# manager (built by make -C tests/libimexctl vm-tools), run by tests/kmod/run-all.sh
 # Prints every command and its exit status; exits 1 at the first surprise.
-# IMEXCTL=tests/unit/build/imexctl-asan runs the sanitizer build instead.
+# IMEXCTL=tests/libimexctl/build/imexctl-asan runs the sanitizer build instead.
 I=${IMEXCTL:-tools/imexctl/imexctl}
-F=tests/unit/build/fake_imexd
+F=tests/libimexctl/build/fake_imexd
 CDI=${IMEX_VM_OUT:-/tmp}/cdi
 self=$(hostname)
 fail() { echo "SMOKE FAILED: $*"; exit 1; }

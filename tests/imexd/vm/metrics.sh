@@ -2,12 +2,12 @@
 # VM_SUITE): Debian's prometheus-node-exporter, with its textfile
 # collector on the directory imexd writes imexd.prom into, serves imexd's
 # metrics over HTTP, and what it serves matches `imexctl --json` at that
-# moment (tests/imexd-vm/metrics-match.py): with no domain, after a create,
+# moment (tests/imexd/vm/metrics-match.py): with no domain, after a create,
 # an alloc and a delete; the kernel's export/import counters follow an
 # export, an import and two refusals; a clean stop removes the file.
 # The exporter comes unpacked from Debian's package (tools/install-deps.sh
 # runs tools/fetch-prometheus.sh): without it the test fails.
-. tests/imexd-vm/common.sh
+. tests/imexd/vm/common.sh
 
 ME=$(hostname)
 SHARE=tools/imex-share/imex-share
@@ -39,7 +39,7 @@ t_ok "prometheus-node-exporter $("$EXPORTER" --version 2>&1 | head -1 | cut -d' 
 match() {
 	_what=$1
 	shift
-	if _wait_until 20 python3 tests/imexd-vm/metrics-match.py "$URL" "$IMEXCTL" "$@" \
+	if _wait_until 20 python3 tests/imexd/vm/metrics-match.py "$URL" "$IMEXCTL" "$@" \
 		> "$OUT/match.out" 2> "$OUT/match.err"; then
 		t_ok "$_what: $(cat "$OUT/match.out")"
 	else

@@ -6,7 +6,7 @@
 # sets it: DEV:INODE of that stream).  journalctl IMEX_DOMAIN=NAME then
 # lists that domain's lines and not another's, each with a MESSAGE_ID.
 W=/tmp/imexd-journal		# not single.sh's state directory
-. tests/imexd-vm/common.sh
+. tests/imexd/vm/common.sh
 
 JOURNALD=/lib/systemd/systemd-journald
 for b in "$JOURNALD" /usr/bin/journalctl /usr/bin/systemd-cat; do

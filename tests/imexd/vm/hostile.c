@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A hostile imexd peer for tests/imexd-vm/pair-guest.sh: it speaks the peer
+ * A hostile imexd peer for tests/imexd/vm/pair-guest.sh: it speaks the peer
  * protocol (wire.h, raftwire.h) to a real imexd, optionally over mutual TLS
  * with a certificate of its own, and reports what the daemon did.
  *

@@ -1,11 +1,11 @@
 # imexd on one node, in a VM with imex.ko loaded (guest side):
 #   tests/vm/run.sh --module-args "fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7" \
-#       -- sh tests/imexd-vm/single.sh
+#       -- sh tests/imexd/vm/single.sh
 # Start-up refusals, attach, a single-member domain created and deleted
 # through the kernel's request path, a second daemon refused, kill -9 and
 # restart (the domain survives and is READY again), SIGHUP, SIGTERM; the
 # probe (imexctl node status) in each state: not running, ready, usage.
-. tests/imexd-vm/common.sh
+. tests/imexd/vm/common.sh
 
 ME=$(hostname)
 CONF=$W/imexd.conf

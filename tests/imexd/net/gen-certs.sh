@@ -1,5 +1,5 @@
 #!/bin/sh
-# Certificates for test_net and tests/imexd-vm/pair.sh, made the way an
+# Certificates for test_net and tests/imexd/vm/pair.sh, made the way an
 # operator makes them (imexctl tls, see imexctl(8)):
 #   DIR/ca.pem, ca.key        a throw-away cluster CA
 #   DIR/{a,b,vm-a,vm-b}.pem   node certificates it issues (with .key)
@@ -13,7 +13,7 @@
 #                             behind entries that are no node names
 # Usage: gen-certs.sh DIR   (IMEXCTL=path overrides tools/imexctl/imexctl)
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
+top=$(cd "$(dirname "$0")/../../.." && pwd)
 imexctl=${IMEXCTL:-$top/tools/imexctl/imexctl}
 [ -x "$imexctl" ] || { echo "gen-certs.sh: build imexctl first (make -C tools)" >&2; exit 2; }
 d=$1

@@ -1,11 +1,11 @@
 #!/bin/bash
 # Two VMs on one vde_switch, each with imex.ko and imexd: a domain with both
 # members is created, grown from the other side, survives one daemon's
-# kill -9 and restart, and is deleted (tests/imexd-vm/pair-guest.sh); a
-# hostile peer (tests/imexd-vm/hostile.c) is refused on both sides without
+# kill -9 and restart, and is deleted (tests/imexd/vm/pair-guest.sh); a
+# hostile peer (tests/imexd/vm/hostile.c) is refused on both sides without
 # disturbing it.
 # Run on the host after `make kmod` and `make -C imexd`:
-#   tests/imexd-vm/pair.sh [--tls]
+#   tests/imexd/vm/pair.sh [--tls]
 # --tls: the daemons talk mutual TLS 1.3 (certificates made for the run).
 # IMEXD=PATH (relative to the repo) runs another imexd build, e.g. one with
 # -fsanitize=address.
@@ -14,7 +14,7 @@ set -u
 tls=0
 [ "${1:-}" = --tls ] && tls=1
 here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/../.." && pwd -P)
+repo=$(cd "$here/../../.." && pwd -P)
 run=$repo/tests/vm/run.sh
 params="fabric_uuid=11111111-2222-3333-4444-555555555555 fabric_partition=7"
 out=$repo/build/vm/runs/imexd-pair-$(date +%Y%m%d-%H%M%S)-$$
@@ -37,7 +37,7 @@ certs=""
 if [ "$tls" = 1 ]; then
 	# Under the repo: the guests see the host's root read-only.
 	certs=$out/certs
-	"$repo/tests/imexd-net/gen-certs.sh" "$certs" || { echo "pair.sh: cannot make certificates" >&2; exit 2; }
+	"$repo/tests/imexd/net/gen-certs.sh" "$certs" || { echo "pair.sh: cannot make certificates" >&2; exit 2; }
 fi
 vde_switch -d -s "$sw/ctl" -p "$sw/pid" >"$sw/log" 2>&1 ||
 	{ echo "pair.sh: vde_switch failed: $(cat "$sw/log")" >&2; exit 2; }
@@ -49,11 +49,11 @@ done
 sw_pid=$(cat "$sw/pid" 2>/dev/null) || { echo "pair.sh: vde_switch did not start" >&2; exit 2; }
 
 "$run" --quiet --timeout 600 --vde "$sw/ctl" --ip 192.0.2.2/24 --hostname vm-b \
-	--module-args "$params" --out "$out/b" -- env IMEXD="${IMEXD:-imexd/imexd}" sh tests/imexd-vm/pair-guest.sh b $certs \
+	--module-args "$params" --out "$out/b" -- env IMEXD="${IMEXD:-imexd/imexd}" sh tests/imexd/vm/pair-guest.sh b $certs \
 	>"$out/b.log" 2>&1 &
 b_pid=$!
 "$run" --quiet --timeout 600 --vde "$sw/ctl" --ip 192.0.2.1/24 --hostname vm-a \
-	--module-args "$params" --out "$out/a" -- env IMEXD="${IMEXD:-imexd/imexd}" sh tests/imexd-vm/pair-guest.sh a $certs \
+	--module-args "$params" --out "$out/a" -- env IMEXD="${IMEXD:-imexd/imexd}" sh tests/imexd/vm/pair-guest.sh a $certs \
 	>"$out/a.log" 2>&1
 a_rc=$?
 touch "$out/b/done"

@@ -1,4 +1,4 @@
-# Guest side of tests/imexd-vm/pair.sh: one of two VMs on a vde_switch,
+# Guest side of tests/imexd/vm/pair.sh: one of two VMs on a vde_switch,
 # each with imex.ko and imexd.  ROLE a (vm-a, 192.0.2.1) or b (vm-b,
 # 192.0.2.2).  The two sides coordinate through the domain itself:
 #   a: create pd (vm-a + vm-b, 2 channels), see it READY; a hostile peer
@@ -15,10 +15,10 @@
 # imexctl node status (the probe) says ready (0) on b with pd READY, not
 # running (3) on b once its imexd is killed, degraded (1) on a while vm-b
 # is lost, and ready (0) on a once it is back.
-. tests/imexd-vm/common.sh
+. tests/imexd/vm/common.sh
 
 role=$1
-certs=${2:-}	# with TLS: a directory made by tests/imexd-net/gen-certs.sh
+certs=${2:-}	# with TLS: a directory made by tests/imexd/net/gen-certs.sh
 case $role in
 a) me=vm-a peer=vm-b peer_ip=192.0.2.2 ;;
 b) me=vm-b peer=vm-a peer_ip=192.0.2.1 ;;
@@ -51,16 +51,16 @@ devices() { # COUNT: pd has COUNT channels, each with its device
 ping_peer() { busybox ping -c1 -W1 "$peer_ip" >/dev/null 2>&1; }
 port_open() { timeout 3 bash -c "exec 3<>/dev/tcp/$peer_ip/50100" 2>/dev/null; }
 
-# Hostile peers (Documentation/security.md): tests/imexd-vm/hostile speaks
+# Hostile peers (Documentation/security.md): tests/imexd/vm/hostile speaks
 # the peer protocol to a daemon, with TLS under a certificate the cluster
 # CA issued for 'evil', a name in no node list.  It exits 0 when the daemon
 # hung up without answering anything.
 hostile() { # ADDR STEP...
 	if [ -n "$certs" ]; then
-		tests/imexd-vm/hostile --tls "$certs/ca.pem" "$certs/evil.pem" \
+		tests/imexd/vm/hostile --tls "$certs/ca.pem" "$certs/evil.pem" \
 			"$certs/evil.key" "$@"
 	else
-		tests/imexd-vm/hostile "$@"
+		tests/imexd/vm/hostile "$@"
 	fi
 }
 logged() { grep -qF -- "$1" "$IMEX_VM_OUT/imexd.1.log"; }
@@ -202,7 +202,7 @@ if [ "$role" = a ]; then
 	from=$(($(wc -l < "$IMEX_VM_OUT/imexd.1.log") + 1))
 	# From here on, what imexctl shows while vm-b is away (b's kill).
 	mkdir -p "$W/reasons"
-	python3 tests/imexd-vm/reasons-watch.py pd vm-b "$W/reasons" 240 \
+	python3 tests/imexd/vm/reasons-watch.py pd vm-b "$W/reasons" 240 \
 		${certs:+--refused} > "$W/reasons/watch.out" 2>&1 &
 	watch_pid=$!
 	if $NL alloc name=pd count=1 timeout=60000 > "$W/alloc.out" 2>&1 && has_channels 4; then

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Watch 'imexctl domain show DOMAIN --json' (tests/imexd-vm/pair-guest.sh):
+"""Watch 'imexctl domain show DOMAIN --json' (tests/imexd/vm/pair-guest.sh):
 keep the first document in which MEMBER is lost (recovering or
 disconnected) as OUT/lost.json and, with --refused, the first in which it
 is refused as OUT/refused.json.  Stops when it has them all, or after

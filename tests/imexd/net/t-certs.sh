@@ -5,7 +5,7 @@
 # (gen-certs.sh makes its certificates this way).
 # Usage: t-certs.sh (IMEXCTL=path)
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
+top=$(cd "$(dirname "$0")/../../.." && pwd)
 imexctl=${IMEXCTL:-$top/tools/imexctl/imexctl}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
