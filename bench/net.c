@@ -253,7 +253,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * One durable append as imexd's raft log does it (raftlog_io.c: write at
+ * One durable append as imexd's raft log does it (disk_file.c: write at
  * the end, then fdatasync), COUNT times on a file in DIR; prints
  * "fsync_us X", the median.  A create waits for such appends on the
  * leader and on a follower, one after the other: this is the part of its

@@ -9,20 +9,17 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "config_internal.h"
 #include "imex_text.h"
 #include "wire.h"
-
-#define CONFIG_FILE_MAX		(1 << 20)	/* a config is a few hundred bytes */
 
 /* K_OPTPATH: an absolute path, or empty for "off". */
 enum kind { K_NAME, K_LISTEN, K_INT, K_PATH, K_OPTPATH, K_BOOL, K_LOG };
@@ -66,16 +63,7 @@ static const struct {
 	{ "err", 3 }, { "warn", 4 }, { "info", 6 }, { "debug", 7 },
 };
 
-/* Where the parser is, for messages. */
-struct pos {
-	const char *path;
-	unsigned int line;
-	char *err;
-	size_t errlen;
-};
-
-static int __attribute__((format(printf, 2, 3)))
-fail(const struct pos *p, const char *fmt, ...)
+int imexd_config_fail(const struct pos *p, const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
@@ -147,12 +135,12 @@ static int value_int(const struct pos *p, const struct key *k, void *field,
 	int64_t x;
 
 	if (parse_int(v, n, &x))
-		return fail(p, "%s: '%s' is not a decimal number", k->name,
-			    imex_text_show(b, sizeof(b), v, n));
+		return imexd_config_fail(p, "%s: '%s' is not a decimal number", k->name,
+					 imex_text_show(b, sizeof(b), v, n));
 	if (x < k->min || x > k->max)
-		return fail(p, "%s: '%s' is out of range %lld..%lld", k->name,
-			    imex_text_show(b, sizeof(b), v, n), (long long)k->min,
-			    (long long)k->max);
+		return imexd_config_fail(p, "%s: '%s' is out of range %lld..%lld", k->name,
+					 imex_text_show(b, sizeof(b), v, n), (long long)k->min,
+					 (long long)k->max);
 	set_int(field, k->size, x);
 	return 0;
 }
@@ -166,32 +154,32 @@ static int value_string(const struct pos *p, const struct key *k, char *field,
 	int af;
 
 	if (n >= k->size)
-		return fail(p, "%s: value longer than %zu bytes", k->name,
-			    k->size - 1);
+		return imexd_config_fail(p, "%s: value longer than %zu bytes", k->name,
+					 k->size - 1);
 	switch (k->kind) {
 	case K_NAME:
 		memcpy(tmp, v, n);
 		tmp[n] = '\0';
 		if (!imexd_name_valid(tmp))
-			return fail(p, "%s: '%s' is not a valid node name: use letters, digits, '_', '.', '-' (at most %d)",
-				    k->name, imex_text_show(b, sizeof(b), v, n),
-				    IMEX_NAME_MAX - 1);
+			return imexd_config_fail(p, "%s: '%s' is not a valid node name: use letters, digits, '_', '.', '-' (at most %d)",
+						 k->name, imex_text_show(b, sizeof(b), v, n),
+						 IMEX_NAME_MAX - 1);
 		break;
 	case K_LISTEN:
 		memcpy(tmp, v, n);
 		tmp[n] = '\0';
 		af = strchr(tmp, ':') ? AF_INET6 : AF_INET;
 		if (strcmp(tmp, "*") && inet_pton(af, tmp, addr) != 1)
-			return fail(p, "%s: '%s' is not an IPv4 or IPv6 address, or '*' for any",
-				    k->name, imex_text_show(b, sizeof(b), v, n));
+			return imexd_config_fail(p, "%s: '%s' is not an IPv4 or IPv6 address, or '*' for any",
+						 k->name, imex_text_show(b, sizeof(b), v, n));
 		break;
 	default:	/* K_PATH, K_OPTPATH */
 		if (v[0] != '/')
-			return fail(p, "%s: '%s' is not an absolute path",
-				    k->name, imex_text_show(b, sizeof(b), v, n));
+			return imexd_config_fail(p, "%s: '%s' is not an absolute path",
+						 k->name, imex_text_show(b, sizeof(b), v, n));
 		if (has_control(v, n))
-			return fail(p, "%s: '%s' has control characters",
-				    k->name, imex_text_show(b, sizeof(b), v, n));
+			return imexd_config_fail(p, "%s: '%s' has control characters",
+						 k->name, imex_text_show(b, sizeof(b), v, n));
 		break;
 	}
 	memcpy(field, v, n);
@@ -211,8 +199,8 @@ static int value_word(const struct pos *p, const struct key *k, void *field,
 			*(bool *)field = n == 3;
 			return 0;
 		}
-		return fail(p, "%s: '%s' is not yes or no", k->name,
-			    imex_text_show(b, sizeof(b), v, n));
+		return imexd_config_fail(p, "%s: '%s' is not yes or no", k->name,
+					 imex_text_show(b, sizeof(b), v, n));
 	}
 	for (i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++) {
 		if (strlen(log_levels[i].name) == n &&
@@ -221,8 +209,8 @@ static int value_word(const struct pos *p, const struct key *k, void *field,
 			return 0;
 		}
 	}
-	return fail(p, "%s: '%s' is not one of err, warn, info, debug",
-		    k->name, imex_text_show(b, sizeof(b), v, n));
+	return imexd_config_fail(p, "%s: '%s' is not one of err, warn, info, debug",
+				 k->name, imex_text_show(b, sizeof(b), v, n));
 }
 
 static int set_value(const struct pos *p, struct imexd_config *cfg,
@@ -237,8 +225,8 @@ static int set_value(const struct pos *p, struct imexd_config *cfg,
 		return 0;
 	}
 	if (!n)
-		return fail(p, "%s: empty value (leave the key out for the default)",
-			    k->name);
+		return imexd_config_fail(p, "%s: empty value (leave the key out for the default)",
+					 k->name);
 	switch (k->kind) {
 	case K_INT:
 		return value_int(p, k, field, v, n);
@@ -268,15 +256,15 @@ static int unknown_key(const struct pos *p, const char *s, size_t n)
 
 	if ((n == 22 && !memcmp(s, "CHANGE_STEP_TIMEOUT_MS", n)) ||
 	    (n == 15 && !memcmp(s, "CHANGE_LEASE_MS", n)))
-		return fail(p, "%s is no longer used (domains are agreed through a raft log, see ELECTION_TIMEOUT_MS): remove the line",
-			    imex_text_show(b, sizeof(b), s, n));
+		return imexd_config_fail(p, "%s is no longer used (domains are agreed through a raft log, see ELECTION_TIMEOUT_MS): remove the line",
+					 imex_text_show(b, sizeof(b), s, n));
 	for (i = 0; i < NKEYS; i++)
 		if (strlen(keys[i].name) == n &&
 		    !strncasecmp(keys[i].name, s, n))
-			return fail(p, "unknown key '%s' (keys are upper case: %s)",
-				    imex_text_show(b, sizeof(b), s, n), keys[i].name);
-	return fail(p, "unknown key '%s' (see imexd.conf(5) for the keys)",
-		    imex_text_show(b, sizeof(b), s, n));
+			return imexd_config_fail(p, "unknown key '%s' (keys are upper case: %s)",
+						 imex_text_show(b, sizeof(b), s, n), keys[i].name);
+	return imexd_config_fail(p, "unknown key '%s' (see imexd.conf(5) for the keys)",
+				 imex_text_show(b, sizeof(b), s, n));
 }
 
 /* One line, without its newline. */
@@ -297,17 +285,17 @@ static int parse_line(const struct pos *p, struct imexd_config *cfg,
 		return 0;
 	eq = memchr(s, '=', n);
 	if (!eq)
-		return fail(p, "expected KEY=VALUE or a '#' comment");
+		return imexd_config_fail(p, "expected KEY=VALUE or a '#' comment");
 	for (kn = eq - s; kn && imex_is_blank(s[kn - 1]); kn--)
 		;
 	if (!kn)
-		return fail(p, "expected KEY=VALUE: the key is missing");
+		return imexd_config_fail(p, "expected KEY=VALUE: the key is missing");
 	k = find_key(s, kn);
 	if (!k)
 		return unknown_key(p, s, kn);
 	if (seen[k - keys])
-		return fail(p, "%s: repeated (already set on line %u)",
-			    k->name, seen[k - keys]);
+		return imexd_config_fail(p, "%s: repeated (already set on line %u)",
+					 k->name, seen[k - keys]);
 	seen[k - keys] = p->line;
 	n -= eq + 1 - s;
 	s = eq + 1;
@@ -326,9 +314,9 @@ static int check_node_name(const struct pos *p, const struct imexd_config *c)
 	if (c->node_name[0])
 		return 0;
 	if (gethostname(host, sizeof(host) - 1) < 0)
-		return fail(p, "NODE_NAME: not set and the host name is unknown: set NODE_NAME");
-	return fail(p, "NODE_NAME: the host name '%s' is not a valid node name: set NODE_NAME",
-		    imex_text_show(b, sizeof(b), host, strlen(host)));
+		return imexd_config_fail(p, "NODE_NAME: not set and the host name is unknown: set NODE_NAME");
+	return imexd_config_fail(p, "NODE_NAME: the host name '%s' is not a valid node name: set NODE_NAME",
+				 imex_text_show(b, sizeof(b), host, strlen(host)));
 }
 
 static int check_tls(const struct pos *p, const struct imexd_config *c)
@@ -336,10 +324,10 @@ static int check_tls(const struct pos *p, const struct imexd_config *c)
 	if (!c->tls || (c->tls_ca_file[0] && c->tls_cert_file[0] &&
 			c->tls_key_file[0]))
 		return 0;
-	return fail(p, "TLS=yes needs TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE (missing:%s%s%s)",
-		    c->tls_ca_file[0] ? "" : " TLS_CA_FILE",
-		    c->tls_cert_file[0] ? "" : " TLS_CERT_FILE",
-		    c->tls_key_file[0] ? "" : " TLS_KEY_FILE");
+	return imexd_config_fail(p, "TLS=yes needs TLS_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE (missing:%s%s%s)",
+				 c->tls_ca_file[0] ? "" : " TLS_CA_FILE",
+				 c->tls_cert_file[0] ? "" : " TLS_CERT_FILE",
+				 c->tls_key_file[0] ? "" : " TLS_KEY_FILE");
 }
 
 int imexd_config_parse(struct imexd_config *cfg, const char *path,
@@ -352,7 +340,7 @@ int imexd_config_parse(struct imexd_config *cfg, const char *path,
 	int ret;
 
 	if (!cfg || (!text && len))
-		return fail(&p, "nothing to parse");
+		return imexd_config_fail(&p, "nothing to parse");
 	/* No arithmetic on NULL: an empty text may come as (NULL, 0). */
 	s = text ? text : "";
 	end = s + len;
@@ -363,7 +351,7 @@ int imexd_config_parse(struct imexd_config *cfg, const char *path,
 		if (!nl)
 			nl = end;
 		if (memchr(s, '\0', nl - s))
-			return fail(&p, "NUL byte: not a text file");
+			return imexd_config_fail(&p, "NUL byte: not a text file");
 		ret = parse_line(&p, &tmp, seen, s, nl - s);
 		if (ret)
 			return ret;
@@ -379,74 +367,6 @@ int imexd_config_parse(struct imexd_config *cfg, const char *path,
 	if (err && errlen)
 		err[0] = '\0';
 	return 0;
-}
-
-static int read_file(const struct pos *p, int fd, char **buf, size_t *len)
-{
-	struct stat st;
-	size_t got = 0;
-	ssize_t r = 0;
-	int e;
-
-	if (fstat(fd, &st) < 0) {
-		e = errno;
-		fail(p, "cannot stat: %s", strerror(e));
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode))
-		return fail(p, "not a regular file");
-	if (st.st_size > CONFIG_FILE_MAX) {
-		fail(p, "larger than %d bytes", CONFIG_FILE_MAX);
-		return -EFBIG;
-	}
-	*buf = malloc((size_t)st.st_size + 1);
-	if (!*buf) {
-		fail(p, "out of memory");
-		return -ENOMEM;
-	}
-	/* At most what fstat promised: a growing file is cut, not followed. */
-	while (got < (size_t)st.st_size) {
-		r = read(fd, *buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	if (r < 0) {
-		e = errno;
-		free(*buf);
-		*buf = NULL;
-		fail(p, "cannot read: %s", strerror(e));
-		return -e;
-	}
-	*len = got;
-	return 0;
-}
-
-int imexd_config_load(struct imexd_config *cfg, const char *path, char *err,
-		      size_t errlen)
-{
-	struct pos p = { path, 0, err, errlen };
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, ret;
-
-	if (!path)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		fail(&p, "cannot open: %s", strerror(-ret));
-		return ret;
-	}
-	ret = read_file(&p, fd, &buf, &len);
-	close(fd);
-	if (ret)
-		return ret;
-	ret = imexd_config_parse(cfg, path, buf, len, err, errlen);
-	free(buf);
-	return ret;
 }
 
 void imexd_config_defaults(struct imexd_config *cfg)

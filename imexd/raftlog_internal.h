@@ -9,7 +9,7 @@
 #include <zlib.h>
 
 #include "raftlog.h"
-#include "store_file.h"
+#include "errf.h"
 
 #define VERSION		1u
 #define META_VERSION	2u

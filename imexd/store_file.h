@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * File helpers of the state directory, shared by the definition store
- * (store_dir.c), the raft log (raftlog.c) and the metrics file (metrics_file.c).
+ * (store_dir.c), the raft log's file disk (disk_file.c) and the metrics file
+ * (metrics_file.c).
  * Plain POSIX calls, no allocation kept: every function returns 0 (or what
  * it says) or -errno.
  */
@@ -10,12 +11,10 @@
 
 #include <stddef.h>
 
+#include "errf.h"
+
 /* Temp files start with this; no loader reads such a name. */
 #define IMEXD_FILE_TMP_PREFIX ".tmp."
-
-/* Print @fmt into @err (if not NULL), cut at @errlen; returns @ret. */
-int imexd_errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* write() all of @p, retrying on EINTR and short writes. */
 int imexd_file_write_all(int fd, const void *p, size_t n);
