@@ -25,23 +25,9 @@
 
 #include "broker_internal.h"
 #include "grow.h"
+#include "imex_uuid.h"
 #include "metrics.h"
 #include "msgid.h"
-
-
-void brk_uuid_fmt(const uint8_t u[16], char out[37])
-{
-	static const char hex[] = "0123456789abcdef";
-	int i, k = 0;
-
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[k++] = '-';
-		out[k++] = hex[u[i] >> 4];
-		out[k++] = hex[u[i] & 15];
-	}
-	out[k] = '\0';
-}
 
 /* ---- actions ---- */
 
@@ -398,7 +384,7 @@ static void brk_export_revoke_in(struct imexd_broker *b, uint64_t now,
 	if (brk_domain(b, fsm, msg->domain_uuid, from))
 		node = imexd_fsm_node(fsm, from);
 	if (!node) {
-		brk_uuid_fmt(msg->domain_uuid, du);
+		imex_uuid_format(msg->domain_uuid, du);
 		brk_log_limited(b, now, BRK_LIM_REVOKE_REFUSED, LOG_WARNING,
 				"EXPORT_REVOKE from node '%s' for domain %s, which does not name both it and this node: ignored",
 				from, du);

@@ -12,6 +12,7 @@
 
 #include "broker_internal.h"
 #include "grow.h"
+#include "imex_uuid.h"
 #include "metrics.h"
 #include "msgid.h"
 
@@ -29,7 +30,7 @@ void imexd_broker_import(struct imexd_broker *b, uint64_t now,
 	bool many;
 
 	brk_begin(b);
-	brk_uuid_fmt(imp->handle_node, u);
+	imex_uuid_format(imp->handle_node, u);
 	if (b->shut) {
 		brk_done(b, imp->import_id, ESHUTDOWN, NULL, 0,
 			 "imexd is shutting down");
@@ -37,7 +38,7 @@ void imexd_broker_import(struct imexd_broker *b, uint64_t now,
 	}
 	d = brk_domain(b, fsm, imp->domain_uuid, NULL);
 	if (!d) {
-		brk_uuid_fmt(imp->domain_uuid, du);
+		imex_uuid_format(imp->domain_uuid, du);
 		brk_done(b, imp->import_id, ENOENT, NULL, 0,
 			 "domain %s is not one of this node's", du);
 		return;
@@ -171,7 +172,7 @@ void brk_req_in(struct imexd_broker *b, uint64_t now,
 		return;
 	}
 	if (!brk_domain(b, fsm, msg->domain_uuid, from)) {
-		brk_uuid_fmt(msg->domain_uuid, du);
+		imex_uuid_format(msg->domain_uuid, du);
 		brk_fields(b, IMEXD_MSGID_IMPORT_REFUSED, NULL, from);
 		brk_log_limited(b, now, BRK_LIM_REQ_REFUSED, LOG_WARNING,
 				"IMPORT_REQ from node '%s' for domain %s, which does not name both it and this node: refused (EACCES)",
@@ -263,7 +264,7 @@ static void brk_revoke_hold(struct imexd_broker *b, uint64_t now,
 	}
 	if (b->nrevs >= IMEXD_BROKER_REVOKES_MAX) {
 		r = &b->revs[0];
-		brk_uuid_fmt(r->domain_uuid, du);
+		imex_uuid_format(r->domain_uuid, du);
 		brk_log_limited(b, now, BRK_LIM_HOLD_FULL, LOG_WARNING,
 				"%u ends of exports wait for absent peers: the oldest (export %llu of domain %s, for node '%s') is dropped; that node keeps its import until it is lost or restarted",
 				IMEXD_BROKER_REVOKES_MAX,

@@ -98,8 +98,6 @@ struct imexd_broker {
 	struct imexd_log_fields next_fields;	/* of the next log line */
 };
 
-/* @u as text, 36 characters. */
-void brk_uuid_fmt(const uint8_t u[16], char out[37]);
 /* Every input starts here: what the caller drained goes, the rest stays. */
 void brk_begin(struct imexd_broker *b);
 struct brk_act *brk_push(struct imexd_broker *b,
