@@ -4,7 +4,7 @@
  * domains naming this node.  See health.h; this file takes the inputs,
  * keeps the peer states and sends the heartbeats.
  *
- * Every table is sized by imexd_health_set_domains() (health_tab.c), so
+ * Every table is sized by imexd_health_set_domains() (below), so
  * no other input allocates but imexd_health_applied(): what a peer sends
  * changes entries, never their number.  Actions are not queued: an input
  * marks what is due (a heartbeat per peer, a status per domain, a lost
