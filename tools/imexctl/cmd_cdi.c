@@ -203,7 +203,7 @@ static int cdi_generate(struct cli *cli, int argc, char **argv)
 	}
 	spec = json_tokener_parse(json);
 	sum = spec_summary(a.id, path, spec);
-	if (!a.json)
+	if (!print_is_json())
 		summary_print(sum, "wrote");
 	print_json(NULL, sum);
 	json_object_put(spec);
@@ -280,7 +280,7 @@ static int cdi_list(struct cli *cli, int argc, char **argv)
 	if (imexctl_cdi_list(cli->ctx, &a.opts, &v, &n) < 0)
 		return cli_lib_fail(cli);
 	print_open_array(NULL);
-	if (!a.json && n)
+	if (!print_is_json() && n)
 		t = table_new(4, "ID", "CDIVERSION", "DEVICES", "PATH");
 	for (i = 0; i < n; i++) {
 		spec = json_object_from_file(v[i].path);
@@ -299,7 +299,7 @@ static int cdi_list(struct cli *cli, int argc, char **argv)
 	print_close_array();
 	if (t)
 		table_print(t);
-	else if (!a.json)
+	else if (!print_is_json())
 		printf("no CDI specs from imexctl in %s\n", a.opts.dir ? a.opts.dir : IMEXCTL_CDI_DIR);
 	table_free(t);
 	imexctl_cdi_list_free(v, n);

@@ -76,7 +76,7 @@ static int channel_list(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_channel_list(cli->ctx, a.domain, &v, &n) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
+	if (print_is_json()) {
 		print_open_array(NULL);
 		for (i = 0; i < n; i++)
 			print_json(NULL, channel_json(&v[i]));
@@ -154,7 +154,7 @@ static int channel_set(struct cli *cli, int argc, char **argv)
 		return cli_lib_fail(cli);
 	if (imexctl_channel_get(cli->ctx, a.id, &ch) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
+	if (print_is_json()) {
 		print_json(NULL, channel_json(&ch));
 	} else {
 		printf("channel %s/%u: owner %u:%u, mode %04o\n", ch.domain, ch.id, ch.uid,

@@ -156,15 +156,14 @@ void domain_create_args_free(struct domain_create_args *a)
 }
 
 /* The domain as it is now, printed or as JSON; @verb for people. */
-static int report_domain(struct cli *cli, const char *name, bool json,
-			 const char *verb)
+static int report_domain(struct cli *cli, const char *name, const char *verb)
 {
 	struct imexctl_domain *d = NULL;
 	char uuid[IMEXCTL_UUID_STR_LEN], *ids;
 
 	if (imexctl_domain_get(cli->ctx, name, &d) < 0)
 		return cli_lib_fail(cli);
-	if (json) {
+	if (print_is_json()) {
 		print_json(NULL, domain_json(d, true));
 	} else {
 		imexctl_uuid_format(d->uuid, uuid);
@@ -200,7 +199,7 @@ static int domain_create(struct cli *cli, int argc, char **argv)
 			goto out;
 		}
 	}
-	r = report_domain(cli, a.spec.name, a.json, "created");
+	r = report_domain(cli, a.spec.name, "created");
 out:
 	domain_create_args_free(&a);
 	return r;
@@ -263,7 +262,7 @@ static int domain_show(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_domain_get(cli->ctx, a.name, &d) < 0)
 		return cli_lib_fail(cli);
-	if (a.json)
+	if (print_is_json())
 		print_json(NULL, domain_json(d, true));
 	else
 		domain_print(d);
@@ -293,7 +292,7 @@ static int domain_list(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_domain_list(cli->ctx, &v, &n) < 0)
 		return cli_lib_fail(cli);
-	if (a.json) {
+	if (print_is_json()) {
 		print_open_array(NULL);
 		for (i = 0; i < n; i++)
 			print_json(NULL, domain_json(&v[i], false));
@@ -408,9 +407,9 @@ static int domain_evict(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_member_evict(cli->ctx, a.name, a.member, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
-	if (!a.json)
+	if (!print_is_json())
 		printf("evicted member %s from domain %s\n", a.member, a.name);
-	return a.json ? report_domain(cli, a.name, true, "") : EXIT_OK;
+	return print_is_json() ? report_domain(cli, a.name, "") : EXIT_OK;
 }
 
 int domain_replace_parse(int argc, char **argv, struct domain_replace_args *a)
@@ -444,9 +443,9 @@ static int domain_replace(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_member_replace(cli->ctx, a.name, a.member, a.with, a.timeout_ms) < 0)
 		return cli_lib_fail(cli);
-	if (!a.json)
+	if (!print_is_json())
 		printf("replaced member %s with %s in domain %s\n", a.member, a.with, a.name);
-	return report_domain(cli, a.name, a.json, "ready:");
+	return report_domain(cli, a.name, "ready:");
 }
 
 static const struct cli_cmd verbs[] = {

@@ -178,7 +178,7 @@ static int module_status(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_module_status(cli->ctx, &st) < 0)
 		return cli_lib_fail(cli);
-	if (a.json)
+	if (print_is_json())
 		status_json(&st);
 	else
 		status_print(&st);

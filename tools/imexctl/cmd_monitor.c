@@ -20,6 +20,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "print.h"
 
 static const char monitor_synopsis[] = "[--json] [--domain NAME]";
 static const char monitor_help[] =
@@ -248,7 +249,7 @@ static void show(const struct monitor_args *a, const struct imexctl_event *ev)
 
 	if (!wanted(a, ev))
 		return;
-	if (!a->json) {
+	if (!print_is_json()) {
 		print_text(ev, now);
 	} else {
 		o = event_json(ev, now);

@@ -182,7 +182,7 @@ static int node_set_fabric(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_node_set_fabric(cli->ctx, a.uuid, a.partition) < 0)
 		return cli_lib_fail(cli);
-	return a.json ? show_node(cli) : EXIT_OK;
+	return print_is_json() ? show_node(cli) : EXIT_OK;
 }
 
 static int node_set_name(struct cli *cli, int argc, char **argv)
@@ -195,7 +195,7 @@ static int node_set_name(struct cli *cli, int argc, char **argv)
 		return r;
 	if (imexctl_node_set_name(cli->ctx, a.name) < 0)
 		return cli_lib_fail(cli);
-	return a.json ? show_node(cli) : EXIT_OK;
+	return print_is_json() ? show_node(cli) : EXIT_OK;
 }
 
 /* {"node", ["addr",] "member"}, or "node NAME joined/left ...". */

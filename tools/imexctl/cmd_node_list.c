@@ -325,7 +325,7 @@ int node_list(struct cli *cli, int argc, char **argv)
 		snprintf(stale, sizeof(stale),
 			 "written by pid %lu, but imexd runs as pid %u: maybe stale, or another STATE_DIRECTORY",
 			 g.pid, node.manager_pid);
-	if (a.json)
+	if (print_is_json())
 		print_json(NULL, cli_group_json(&g, stale[0]));
 	else
 		cli_group_print(&g, stale[0] ? stale : NULL);
