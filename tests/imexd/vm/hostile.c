@@ -9,7 +9,7 @@
  * Steps, in order, on one connection:
  *   hello NAME          say HELLO as node NAME (this imexd's protocol)
  *   raft TERM ID        a RAFT frame: RequestVote, term TERM, candidate ID
- *   import UUID HANDLE  IMPORT_REQ for domain UUID (hex, dashes allowed)
+ *   import UUID HANDLE  IMPORT_REQ for domain UUID (8-4-4-4-12 hex)
  *   bigraft             a RAFT frame header announcing a 2 MiB body
  *   refused             then wait (10 s at most) for the daemon to close
  *                       the connection without a HELLO_ACK or any answer
@@ -39,6 +39,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "imex_uuid.h"
 #include "raftwire.h"
 #include "wire.h"
 
@@ -164,26 +165,11 @@ static void send_vote(struct peer *p, uint64_t term, uint64_t id)
 	free(data);
 }
 
-static int parse_uuid(const char *s, uint8_t out[16])
-{
-	unsigned n = 0, v;
-
-	for (; *s && n < 32; s++) {
-		if (*s == '-')
-			continue;
-		if (sscanf(s, "%1x", &v) != 1)
-			return -1;
-		out[n / 2] = (uint8_t)(n % 2 ? out[n / 2] | v : v << 4);
-		n++;
-	}
-	return n == 32 && !*s ? 0 : -1;
-}
-
 static void send_import(struct peer *p, const char *domain, uint64_t handle)
 {
 	struct imexd_msg m = { .type = IMEXD_MSG_IMPORT_REQ };
 
-	if (parse_uuid(domain, m.domain_uuid))
+	if (imex_uuid_parse(domain, strlen(domain), m.domain_uuid))
 		die("bad domain UUID");
 	m.u.import_req.tag = 1;
 	m.u.import_req.handle_id = handle;
