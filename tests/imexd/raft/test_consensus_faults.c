@@ -391,7 +391,7 @@ static bool membership_run(unsigned seed)
 }
 
 /* Once @h settled, @ets election timeouts more; then its leader. */
-static raft_id settled_leader(struct hr *h, uint64_t ets)
+static raft_id leader_after_settling(struct hr *h, uint64_t ets)
 {
 	assert_true(hr_run_until_pred(h, 10 * ET, settled, NULL));
 	hr_run_for(h, ets * ET);
@@ -437,7 +437,7 @@ void test_leave_refused_when_voters_left_unreachable(void **state)
 	char nb[8], nc[8];
 
 	(void)state;
-	l = settled_leader(h, 3);
+	l = leader_after_settling(h, 3);
 	b = l % 3 + 1;
 	c = b % 3 + 1;
 	snprintf(nb, sizeof(nb), "n%02u", (unsigned)b - 1);
@@ -470,7 +470,7 @@ void test_leave_promotes_standby_first(void **state)
 	int rv;
 
 	(void)state;
-	l = settled_leader(h, 3);
+	l = leader_after_settling(h, 3);
 	assert_int_equal(count_role(h, l, RAFT_VOTER), 3);
 	for (b = 1; b == l || imexd_cons_role(hr_cons(h, l), hr_id(h, b)) !=
 				     RAFT_VOTER; b++)
@@ -509,7 +509,7 @@ void test_leader_leave_hands_over_two_nodes(void **state)
 	int rv;
 
 	(void)state;
-	l = settled_leader(h, 10);	/* upkeep: 2 names keep 1 voter */
+	l = leader_after_settling(h, 10);	/* upkeep: 2 names keep 1 voter */
 	o = l % 2 + 1;
 	assert_int_equal(count_role(h, l, RAFT_VOTER), 1);
 	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
@@ -550,7 +550,7 @@ void test_leader_leave_hands_over_three_voters(void **state)
 	int rv;
 
 	(void)state;
-	l = settled_leader(h, 3);
+	l = leader_after_settling(h, 3);
 	snprintf(nl, sizeof(nl), "n%02u", (unsigned)l - 1);
 	rv = leave_at_leader(h, nl, &at, &tries);
 	assert_int_equal(rv, 0);
