@@ -45,7 +45,7 @@ static const struct def {
 	{ "import_latency", "remote import latency", "us", "TCP req/resp, 1 client",
 	  RATIO_LE, 1.5, "<= 1.5x" },
 	{ "import_throughput", "import throughput, 16 importers", "1/s",
-	  "TCP req/resp/s, 16 clients", RATIO_GE, 0.5, ">= 0.5x" },
+	  "TCP req/resp/s, 16 clients", RATIO_GE, 0.8, ">= 0.8x" },
 	{ "domain_create", "domain create -> READY (3 VMs)", "us", "TCP RTT",
 	  RATIO_LE, 6, "<= 6 RTT" },
 	{ "imexctl_noop", "imexctl node show (no-op call)", "us", "TCP RTT",
