@@ -262,6 +262,48 @@ static void write_fsync_rename(const char *dir, const char *buf, size_t len)
 }
 
 /*
+ * Where imexctl_cdi_generate()'s time goes, for the log only (not a row):
+ * the dump alone, and the dump with the build (imexctl_cdi_spec()); the
+ * rest of the row's figure is the write.  Medians of REPS runs, in us.
+ */
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void cdi_breakdown(struct imexctl *ctx, const char *domain, unsigned long reps)
+{
+	double dump[64], spec[64];
+	unsigned long n = reps < 64 ? reps : 64;
+
+	if (!n)
+		return;
+	for (unsigned long r = 0; r < n; r++) {
+		struct imexctl_channel *ch = NULL;
+		char *json = NULL;
+		size_t nch;
+		uint64_t t0;
+
+		t0 = now_ns();
+		if (imexctl_channel_list(ctx, domain, &ch, &nch) < 0)
+			die("channel list: %s", imexctl_errmsg(ctx));
+		dump[r] = (now_ns() - t0) / 1e3;
+		free(ch);
+		t0 = now_ns();
+		if (imexctl_cdi_spec(ctx, domain, NULL, 0, NULL, &json) < 0)
+			die("cdi spec: %s", imexctl_errmsg(ctx));
+		spec[r] = (now_ns() - t0) / 1e3;
+		free(json);
+	}
+	qsort(dump, n, sizeof(*dump), by_value);
+	qsort(spec, n, sizeof(*spec), by_value);
+	fprintf(stderr, "cdi: breakdown (median us): channel dump %.0f, dump+build %.0f\n",
+		dump[n / 2], spec[n / 2]);
+}
+
+/*
  * cdi_spec: imexctl_cdi_generate() for every channel of DOMAIN (2048 in
  * `make bench`): dump the channels from the kernel, build the JSON spec,
  * write it atomically (temp file, fsync, rename, fsync of the directory).
@@ -301,6 +343,7 @@ int cmd_cdi(int argc, char **argv)
 		sample("cdi_spec", gen / 1e3, base / 1e3);
 	}
 	fprintf(stderr, "cdi: spec of %zu bytes\n", len);
+	cdi_breakdown(ctx, argv[0], reps);
 	free(buf);
 	free(path);
 	imexctl_free(ctx);
