@@ -266,8 +266,8 @@ static void write_fsync_rename(const char *dir, const char *buf, size_t len)
  * Where imexctl_cdi_generate()'s time goes, for the log only (not a row):
  * the dump (imexctl_cdi_spec() of one channel: the whole domain is dumped,
  * one channel kept), with its user and system CPU time, and the dump with
- * the build (imexctl_cdi_spec() of all); the rest of the row's figure is
- * the write.  Medians of REPS runs (CPU times: means), in us.
+ * the build (imexctl_cdi_spec() of all), and the write of that spec alone
+ * (imexctl_cdi_write()).  Medians of REPS runs (CPU times: means), in us.
  */
 static int by_value(const void *a, const void *b)
 {
@@ -281,9 +281,10 @@ static double cpu_us(const struct timeval *tv)
 	return tv->tv_sec * 1e6 + tv->tv_usec;
 }
 
-static void cdi_breakdown(struct imexctl *ctx, const char *domain, unsigned long reps)
+static void cdi_breakdown(struct imexctl *ctx, const char *domain,
+			  const struct imexctl_cdi_opts *opts, unsigned long reps)
 {
-	double dump[64], spec[64], user = 0, sys = 0;
+	double dump[64], spec[64], wr[64], user = 0, sys = 0;
 	unsigned long n = reps < 64 ? reps : 64;
 	struct imexctl_channel *ch = NULL;
 	size_t nch;
@@ -311,12 +312,17 @@ static void cdi_breakdown(struct imexctl *ctx, const char *domain, unsigned long
 		if (imexctl_cdi_spec(ctx, domain, NULL, 0, NULL, &json) < 0)
 			die("cdi spec: %s", imexctl_errmsg(ctx));
 		spec[r] = (now_ns() - t0) / 1e3;
+		t0 = now_ns();
+		if (imexctl_cdi_write(ctx, "bench", json, opts, NULL) < 0)
+			die("cdi write: %s", imexctl_errmsg(ctx));
+		wr[r] = (now_ns() - t0) / 1e3;
 		free(json);
 	}
 	qsort(dump, n, sizeof(*dump), by_value);
 	qsort(spec, n, sizeof(*spec), by_value);
-	fprintf(stderr, "cdi: breakdown (median us): dump %.0f (cpu: user %.0f, sys %.0f), dump+build %.0f\n",
-		dump[n / 2], user / n, sys / n, spec[n / 2]);
+	qsort(wr, n, sizeof(*wr), by_value);
+	fprintf(stderr, "cdi: breakdown (median us): dump %.0f (cpu: user %.0f, sys %.0f), dump+build %.0f, write %.0f\n",
+		dump[n / 2], user / n, sys / n, spec[n / 2], wr[n / 2]);
 }
 
 /*
@@ -359,7 +365,7 @@ int cmd_cdi(int argc, char **argv)
 		sample("cdi_spec", gen / 1e3, base / 1e3);
 	}
 	fprintf(stderr, "cdi: spec of %zu bytes\n", len);
-	cdi_breakdown(ctx, argv[0], reps);
+	cdi_breakdown(ctx, argv[0], &opts, reps);
 	free(buf);
 	free(path);
 	imexctl_free(ctx);
