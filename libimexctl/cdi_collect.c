@@ -16,9 +16,9 @@
 #include "internal.h"
 
 /*
- * The dump of a domain's channels, read straight into what the spec needs:
- * imexctl_channel_list() gave full records (a domain name copied per
- * channel) sorted once more, and the major came from /proc/devices.
+ * The dump of a domain's channels, read straight into what the spec needs
+ * (not imexctl_channel_list(): its full records copy a domain name per
+ * channel and are sorted again), with the major the messages carry.
  */
 struct collected {
 	const char			*domain;
@@ -100,6 +100,22 @@ static int chan_attrs_parse(struct nl_msg *msg, struct chan_attrs *c)
 	return c->has_id ? 0 : -EPROTO;
 }
 
+/* Room for one more channel in @c: 0, or -ENOMEM. */
+static int collected_room(struct collected *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 256;
+	void *nv;
+
+	if (c->n < c->cap)
+		return 0;
+	nv = reallocarray(c->v, cap, sizeof(*c->v));
+	if (!nv)
+		return -ENOMEM;
+	c->v = nv;
+	c->cap = cap;
+	return 0;
+}
+
 static int collect_one(struct nl_msg *msg, void *arg)
 {
 	struct collected *c = arg;
@@ -115,15 +131,8 @@ static int collect_one(struct nl_msg *msg, void *arg)
 	if (!a.domain || strcmp(a.domain, c->domain) || !a.has_state ||
 	    a.state != IMEX_CHANNEL_GRANTED)
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		struct imexctl_cdi_channel *nv = realloc(c->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = cap;
-	}
+	if (collected_room(c) < 0)
+		return -ENOMEM;
 	/* Modules before per-grant device numbers used the id as the minor. */
 	c->v[c->n++] = (struct imexctl_cdi_channel){
 		.id = a.id, .uid = a.uid, .gid = a.gid, .mode = a.mode,
