@@ -267,7 +267,7 @@ static void write_fsync_rename(const char *dir, const char *buf, size_t len)
  * the dump (imexctl_cdi_spec() of one channel: the whole domain is dumped,
  * one channel kept), with its user and system CPU time, and the dump with
  * the build (imexctl_cdi_spec() of all), and the write of that spec alone
- * (imexctl_cdi_write()).  Medians of REPS runs (CPU times: means), in us.
+ * (imexctl_cdi_write()).  Medians of 5 runs (CPU times: means), in us.
  */
 static int by_value(const void *a, const void *b)
 {
@@ -281,20 +281,23 @@ static double cpu_us(const struct timeval *tv)
 	return tv->tv_sec * 1e6 + tv->tv_usec;
 }
 
+#define CDI_PARTS_RUNS 5
+
 static void cdi_breakdown(struct imexctl *ctx, const char *domain,
-			  const struct imexctl_cdi_opts *opts, unsigned long reps)
+			  const struct imexctl_cdi_opts *opts)
 {
-	double dump[64], spec[64], wr[64], user = 0, sys = 0;
-	unsigned long n = reps < 64 ? reps : 64;
+	double dump[CDI_PARTS_RUNS] = { 0 }, spec[CDI_PARTS_RUNS] = { 0 };
+	double wr[CDI_PARTS_RUNS] = { 0 }, user = 0, sys = 0;
+	const unsigned int n = CDI_PARTS_RUNS;
 	struct imexctl_channel *ch = NULL;
 	size_t nch;
 	uint32_t one;
 
-	if (!n || imexctl_channel_list(ctx, domain, &ch, &nch) < 0 || !nch)
+	if (imexctl_channel_list(ctx, domain, &ch, &nch) < 0 || !nch)
 		return;
 	one = ch[0].id;
 	free(ch);
-	for (unsigned long r = 0; r < n; r++) {
+	for (unsigned int r = 0; r < n; r++) {
 		struct rusage ru0, ru1;
 		char *json = NULL;
 		uint64_t t0;
@@ -365,7 +368,7 @@ int cmd_cdi(int argc, char **argv)
 		sample("cdi_spec", gen / 1e3, base / 1e3);
 	}
 	fprintf(stderr, "cdi: spec of %zu bytes\n", len);
-	cdi_breakdown(ctx, argv[0], &opts, reps);
+	cdi_breakdown(ctx, argv[0], &opts);
 	free(buf);
 	free(path);
 	imexctl_free(ctx);
