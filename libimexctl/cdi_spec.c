@@ -2,7 +2,7 @@
 /*
  * Building a CDI spec for channels.  imexctl_cdi_spec_build() is pure (a
  * list of channels in, JSON text out) so it can be tested and fuzzed;
- * imexctl_cdi_spec() fills that list from the kernel.
+ * imexctl_cdi_spec() (cdi_collect.c) fills that list from the kernel.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 
 /*
  * The spec is written as it is generated (yajl's generator), not built as
- * a tree first: 2048 channels are 1.2 MB of JSON, and a json-c tree of
+ * a tree first: 2048 channels are 0.56 MB of JSON, and a json-c tree of
  * them some 41,000 objects.  json-c still reads JSON everywhere else.
  */
 
@@ -51,6 +51,11 @@ static void text_put(void *ctx, const char *s, size_t n)
 
 	if (n + 2 > t->cap - t->len && !text_grow(t, n))
 		return;
+	/* Most calls are one quote, comma, colon or brace: no memcpy call. */
+	if (n == 1) {
+		t->s[t->len++] = *s;
+		return;
+	}
 	memcpy(t->s + t->len, s, n);
 	t->len += n;
 }
@@ -69,41 +74,80 @@ static int ok(yajl_gen_status st)
 	return st == yajl_gen_status_ok ? 0 : -1;
 }
 
-static int put_str(yajl_gen g, const char *s)
+static int put_mem(yajl_gen g, const char *s, size_t len)
 {
-	return ok(yajl_gen_string(g, (const unsigned char *)s, strlen(s)));
+	return ok(yajl_gen_string(g, (const unsigned char *)s, len));
 }
 
-static int put_int(yajl_gen g, const char *key, long long v)
+static int put_str(yajl_gen g, const char *s)
 {
-	return put_str(g, key) || ok(yajl_gen_integer(g, v)) ? -1 : 0;
+	return put_mem(g, s, strlen(s));
 }
+
+/* A string literal, its length known at compile time. */
+#define PUT_LIT(g, lit) put_mem(g, lit, sizeof(lit) - 1)
+
+/*
+ * @v in decimal at @end, backwards; returns where it starts.  sprintf (in
+ * yajl_gen_integer() too) was a fifth of the time of a large spec.
+ */
+static char *decimal(char *end, uint32_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* "KEY": V, V written by yajl as the number text decimal() made. */
+static int put_uint(yajl_gen g, const char *key, size_t klen, uint32_t v)
+{
+	char buf[10], *p = decimal(buf + sizeof(buf), v);
+
+	return put_mem(g, key, klen) ||
+	       ok(yajl_gen_number(g, p, (size_t)(buf + sizeof(buf) - p))) ? -1 : 0;
+}
+
+#define PUT_UINT(g, lit, v) put_uint(g, lit, sizeof(lit) - 1, v)
+
+/* PREFIX<id> into @buf (room for the prefix and 10 digits): its length. */
+static size_t id_name(char *buf, const char *prefix, size_t plen, uint32_t id)
+{
+	char num[10], *p = decimal(num + sizeof(num), id);
+	size_t len = (size_t)(num + sizeof(num) - p);
+
+	memcpy(buf, prefix, plen);
+	memcpy(buf + plen, p, len);
+	return plen + len;
+}
+
+#define DEV_PREFIX IMEXCTL_DEV_DIR "/channel"
 
 /* Keys in the order the json-c writer gave them: readers see no change. */
 static int device_node(yajl_gen g, const struct spec_args *a,
 		       const struct imexctl_cdi_channel *c)
 {
-	char path[64];
+	char path[sizeof(DEV_PREFIX) + 10];
+	size_t len = id_name(path, DEV_PREFIX, sizeof(DEV_PREFIX) - 1, c->id);
 
-	snprintf(path, sizeof(path), IMEXCTL_DEV_DIR "/channel%u", c->id);
 	return ok(yajl_gen_map_open(g)) ||
-	       put_str(g, "path") || put_str(g, path) ||
-	       put_str(g, "type") || put_str(g, "c") ||
-	       put_int(g, "major", a->major) || put_int(g, "minor", c->minor) ||
-	       put_int(g, "fileMode", c->mode) || put_int(g, "uid", c->uid) ||
-	       put_int(g, "gid", c->gid) ||
+	       PUT_LIT(g, "path") || put_mem(g, path, len) ||
+	       PUT_LIT(g, "type") || PUT_LIT(g, "c") ||
+	       PUT_UINT(g, "major", a->major) || PUT_UINT(g, "minor", c->minor) ||
+	       PUT_UINT(g, "fileMode", c->mode) || PUT_UINT(g, "uid", c->uid) ||
+	       PUT_UINT(g, "gid", c->gid) ||
 	       ok(yajl_gen_map_close(g)) ? -1 : 0;
 }
 
 /* {"name": NAME, "containerEdits": {"deviceNodes": [NODES]}} */
 static int device(yajl_gen g, const struct spec_args *a, const char *name,
-		  const struct imexctl_cdi_channel *c, size_t n)
+		  size_t nlen, const struct imexctl_cdi_channel *c, size_t n)
 {
 	size_t i;
 
-	if (ok(yajl_gen_map_open(g)) || put_str(g, "name") || put_str(g, name) ||
-	    put_str(g, "containerEdits") || ok(yajl_gen_map_open(g)) ||
-	    put_str(g, "deviceNodes") || ok(yajl_gen_array_open(g)))
+	if (ok(yajl_gen_map_open(g)) || PUT_LIT(g, "name") || put_mem(g, name, nlen) ||
+	    PUT_LIT(g, "containerEdits") || ok(yajl_gen_map_open(g)) ||
+	    PUT_LIT(g, "deviceNodes") || ok(yajl_gen_array_open(g)))
 		return -1;
 	for (i = 0; i < n; i++)
 		if (device_node(g, a, &c[i]))
@@ -114,21 +158,21 @@ static int device(yajl_gen g, const struct spec_args *a, const char *name,
 
 static int spec_body(yajl_gen g, const struct spec_args *a)
 {
-	char name[32];
-	size_t i;
+	char name[sizeof("channel") + 10];
+	size_t i, len;
 
 	/* cdiVersion first, as people expect to read it. */
 	if (ok(yajl_gen_map_open(g)) ||
-	    put_str(g, "cdiVersion") || put_str(g, a->version) ||
-	    put_str(g, "kind") || put_str(g, a->kind) ||
-	    put_str(g, "devices") || ok(yajl_gen_array_open(g)))
+	    PUT_LIT(g, "cdiVersion") || put_str(g, a->version) ||
+	    PUT_LIT(g, "kind") || put_str(g, a->kind) ||
+	    PUT_LIT(g, "devices") || ok(yajl_gen_array_open(g)))
 		return -1;
 	for (i = 0; i < a->n; i++) {
-		snprintf(name, sizeof(name), "channel%u", a->ch[i].id);
-		if (device(g, a, name, &a->ch[i], 1))
+		len = id_name(name, "channel", sizeof("channel") - 1, a->ch[i].id);
+		if (device(g, a, name, len, &a->ch[i], 1))
 			return -1;
 	}
-	if (a->all[0] && device(g, a, a->all, a->ch, a->n))
+	if (a->all[0] && device(g, a, a->all, strlen(a->all), a->ch, a->n))
 		return -1;
 	return ok(yajl_gen_array_close(g)) || ok(yajl_gen_map_close(g)) ? -1 : 0;
 }
@@ -145,16 +189,19 @@ static int write_spec(const struct spec_args *a, struct spec_text *t)
 	g = yajl_gen_alloc(NULL);
 	if (!g)
 		return -ENOMEM;
-	r = !yajl_gen_config(g, yajl_gen_beautify, 1) ||
-	    !yajl_gen_config(g, yajl_gen_indent_string, "  ") ||
-	    !yajl_gen_config(g, yajl_gen_print_callback, text_put, t) ||
+	/*
+	 * Compact, one line: indenting doubled the text of a large spec (the
+	 * nodes sit five levels deep) and cost yajl a call per level per
+	 * line.  Runtimes do not care; people read it with `jq .`.
+	 */
+	r = !yajl_gen_config(g, yajl_gen_print_callback, text_put, t) ||
 	    spec_body(g, a) ? -EPROTO : 0;
 	yajl_gen_free(g);
 	if (t->nomem)
 		return -ENOMEM;
 	if (r)
 		return r;
-	/* yajl ends a beautified document with one; text_put() kept room. */
+	/* A text file ends in a newline; text_put() kept room for it. */
 	if (!t->len || t->s[t->len - 1] != '\n')
 		t->s[t->len++] = '\n';
 	t->s[t->len] = '\0';
@@ -200,8 +247,8 @@ static int by_id(const void *a, const void *b)
 static int check_channels(struct imexctl *ctx, const struct imexctl_cdi_channel *c,
 			  size_t n, const char *all)
 {
-	char name[32];
-	size_t i;
+	char name[sizeof("channel") + 10];
+	size_t i, len;
 
 	for (i = 0; i < n; i++) {
 		if (c[i].id >= IMEX_CHANNELS_MAX)
@@ -215,7 +262,8 @@ static int check_channels(struct imexctl *ctx, const struct imexctl_cdi_channel 
 					   c[i].id, c[i].mode);
 		if (i && c[i].id == c[i - 1].id)
 			return imexctl_err(ctx, -EINVAL, "channel %u is listed twice", c[i].id);
-		snprintf(name, sizeof(name), "channel%u", c[i].id);
+		len = id_name(name, "channel", sizeof("channel") - 1, c[i].id);
+		name[len] = '\0';
 		if (!strcmp(name, all))
 			return imexctl_err(ctx, -EINVAL,
 					   "CDI device name '%s' is taken by channel %u: choose another name for the all-channels device",
@@ -246,7 +294,12 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 	if (!sorted)
 		return imexctl_err(ctx, -ENOMEM, "out of memory");
 	memcpy(sorted, channels, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), by_id);
+	/* The kernel's list comes sorted: qsort was a tenth of the time. */
+	for (size_t i = 1; i < n; i++)
+		if (sorted[i - 1].id > sorted[i].id) {
+			qsort(sorted, n, sizeof(*sorted), by_id);
+			break;
+		}
 	a = (struct spec_args){ .kind = kind, .all = imexctl_cdi_all_name(opts),
 				.major = major, .ch = sorted, .n = n };
 	r = check_channels(ctx, sorted, n, a.all);
@@ -257,10 +310,10 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 		 imexctl_cdi_class(opts));
 	r = spec_version(&a, &a.version);
 	/*
-	 * 565 bytes a channel with small numbers (its device and its node in
+	 * 260 bytes a channel with small numbers (its device and its node in
 	 * the all-channels device): room for larger ones, so not regrown.
 	 */
-	t.cap = 4096 + n * 640;
+	t.cap = 4096 + n * 320;
 	t.s = r ? NULL : malloc(t.cap);
 	if (!r && !t.s)
 		r = -ENOMEM;
@@ -277,103 +330,5 @@ IMEXCTL_API int imexctl_cdi_spec_build(struct imexctl *ctx,
 	}
 out:
 	free(sorted);
-	return r;
-}
-
-/* Fill channels from the kernel: every granted one, or exactly @ids. */
-static int collect(struct imexctl *ctx, const char *domain, const uint32_t *ids,
-		   size_t n_ids, struct imexctl_cdi_channel **out, size_t *n)
-{
-	struct imexctl_channel *ch = NULL;
-	size_t i, j, nch = 0;
-	int r;
-
-	r = imexctl_channel_list(ctx, domain, &ch, &nch);
-	if (r < 0)
-		return r;
-	*out = calloc(n_ids ? n_ids : (nch ? nch : 1), sizeof(**out));
-	if (!*out) {
-		free(ch);
-		return imexctl_err(ctx, -ENOMEM, "out of memory");
-	}
-	*n = 0;
-	for (i = 0; i < nch; i++) {
-		bool wanted = !n_ids;
-
-		for (j = 0; j < n_ids && !wanted; j++)
-			wanted = ids[j] == ch[i].id;
-		if (!wanted || strcmp(ch[i].domain, domain) ||
-		    ch[i].state != IMEX_CHANNEL_GRANTED)
-			continue;
-		(*out)[(*n)++] = (struct imexctl_cdi_channel){
-			.id = ch[i].id, .uid = ch[i].uid, .gid = ch[i].gid,
-			.mode = ch[i].mode, .minor = ch[i].minor,
-		};
-	}
-	free(ch);
-
-	for (j = 0; j < n_ids; j++) {
-		for (i = 0; i < *n && (*out)[i].id != ids[j]; i++)
-			;
-		if (i == *n) {
-			r = imexctl_err(ctx, -ENOENT,
-					"channel %u is not granted to domain %s on this node: see 'imexctl channel list --domain %s'",
-					ids[j], domain, domain);
-			goto fail;
-		}
-	}
-	if (!*n) {
-		r = imexctl_err(ctx, -ENOENT,
-				"domain %s has no granted channels on this node: grant some with 'imexctl channel alloc --domain %s'",
-				domain, domain);
-		goto fail;
-	}
-	return 0;
-fail:
-	free(*out);
-	*out = NULL;
-	return r;
-}
-
-static int chrdev_major(struct imexctl *ctx, uint32_t *major)
-{
-	struct imexctl_node node;
-	int r;
-
-	if (imexctl_proc_devices_major(IMEXCTL_PROC_DEVICES, IMEX_CHRDEV_NAME, major) == 0)
-		return 0;
-	r = imexctl_node_get(ctx, &node);
-	if (r < 0)
-		return r;
-	*major = node.major;
-	return 0;
-}
-
-IMEXCTL_API int imexctl_cdi_spec(struct imexctl *ctx, const char *domain,
-				 const uint32_t *ids, size_t n_ids,
-				 const struct imexctl_cdi_opts *opts, char **json)
-{
-	struct imexctl_cdi_channel *ch = NULL;
-	struct imexctl_domain *d = NULL;
-	uint32_t major;
-	size_t n = 0;
-	int r;
-
-	imexctl_err_clear(ctx);
-	r = imexctl_cdi_opts_check(ctx, opts);
-	if (r < 0)
-		return r;
-	/* Fails with a clear message if the domain does not exist. */
-	r = imexctl_domain_get(ctx, domain, &d);
-	if (r < 0)
-		return r;
-	imexctl_domain_free(d);
-	r = collect(ctx, domain, ids, n_ids, &ch, &n);
-	if (r < 0)
-		return r;
-	r = chrdev_major(ctx, &major);
-	if (r == 0)
-		r = imexctl_cdi_spec_build(ctx, opts, major, ch, n, json);
-	free(ch);
 	return r;
 }

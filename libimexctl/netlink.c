@@ -25,6 +25,14 @@
 #define IMEXCTL_RCVBUF (1 << 20)
 
 /*
+ * Read buffer: the kernel sizes each dump part to the largest read so far,
+ * at most 32 KiB; libnl's default, 16 KiB, made a 2048-channel dump 17
+ * parts, each two reads (peek, then read).  Larger replies still fit:
+ * peeking tells libnl their size.
+ */
+#define IMEXCTL_MSGBUF 32768
+
+/*
  * Only lengths and termination are checked here; meaning is the caller's.
  * Not const because nla_parse() takes a non-const pointer; never written.
  */
@@ -115,6 +123,7 @@ int imexctl_nl_open(struct imexctl *ctx, struct nl_sock **skp, int *family,
 	imexctl_nl_enable_ext_ack(sk);
 	nl_socket_enable_msg_peek(sk);
 	(void)nl_socket_set_buffer_size(sk, IMEXCTL_RCVBUF, 0);
+	(void)nl_socket_set_msg_buf_size(sk, IMEXCTL_MSGBUF);
 
 	r = genl_ctrl_resolve(sk, IMEX_GENL_NAME);
 	if (r < 0) {

@@ -511,7 +511,8 @@ struct imexctl_cdi_channel {
  * grant has its own: a node of an earlier grant opens nothing), fileMode,
  * uid, gid)
  * and the lowest cdiVersion the spec needs.  On success *json is a
- * NUL-terminated JSON text to release with free().  -EINVAL for an invalid
+ * NUL-terminated JSON text (compact, one line ending in a newline) to
+ * release with free().  -EINVAL for an invalid
  * vendor, class or device name or a duplicate channel (the message says
  * which rule was broken).
  */

@@ -20,40 +20,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* cdi_spec.c reaches the kernel only through these; the builder never does. */
-int imexctl_channel_list(struct imexctl *ctx, const char *domain,
-			 struct imexctl_channel **out, size_t *n)
-{
-	(void)ctx; (void)domain; (void)out; (void)n;
-	abort();
-}
-
-int imexctl_domain_get(struct imexctl *ctx, const char *name,
-		       struct imexctl_domain **out)
-{
-	(void)ctx; (void)name; (void)out;
-	abort();
-}
-
-void imexctl_domain_free(struct imexctl_domain *d)
-{
-	(void)d;
-	abort();
-}
-
-int imexctl_node_get(struct imexctl *ctx, struct imexctl_node *node)
-{
-	(void)ctx; (void)node;
-	abort();
-}
-
-int imexctl_proc_devices_major(const char *path, const char *name,
-			       uint32_t *major)
-{
-	(void)path; (void)name; (void)major;
-	abort();
-}
-
 static bool alnum(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
