@@ -505,56 +505,53 @@ EXPORT_SYMBOL_GPL(imex_channel_get_fd);
 /*
  * The resolve path a driver takes on every call that names a channel fd:
  * it must cost what fget()/fput() cost, so each step is accounted for.
+ * Lifetime: the imex_file holds a channel reference from open to release,
+ * release runs only after the last fput(), and f->ch never changes, so the
+ * caller's file reference pins the channel and no kref is taken here.
+ * Isolation does not need one either: the channel object is the grant's
+ * (a regrant of the id is a new object, reached through a new node and
+ * minor), and whether that grant still holds is ch->kapi_err, which
+ * imex_channel_ident() reads; a revoked or DOWN channel resolves, and is
+ * refused there.
  */
 struct imex_channel *imex_channel_fget(int fd, struct file **filep)
 {
-	/* The caller's one reference; it is what pins the channel below. */
+	/* The caller's one reference, the one fget()/fput() cost. */
 	struct file *file = fget(fd);
 
-	*filep = NULL;
-	if (!file)
+	/* *filep is stored once per path: NULL on failure, as documented. */
+	if (unlikely(!file)) {
+		*filep = NULL;
 		return ERR_PTR(-EBADF);
+	}
 	/* The f_op test is the only proof that @fd is an IMEX channel. */
 	if (unlikely(file->f_op != &imex_chan_fops)) {
+		*filep = NULL;
 		fput(file);
 		return ERR_PTR(-EINVAL);
 	}
 	*filep = file;
-	/*
-	 * No channel reference: the imex_file holds one from open to release,
-	 * release runs only after the last fput(), and f->ch never changes.
-	 */
+	/* Two dependent loads: the imex_file, then its channel. */
 	return ((struct imex_file *)file->private_data)->ch;
 }
 EXPORT_SYMBOL_GPL(imex_channel_fget);
 
 /*
- * Identity fields are fixed at grant time.  The domain is freed after an
- * RCU grace period, and ch->domain cleared before, at revocation.
+ * Identity fields are fixed at grant time; whether the grant holds is one
+ * word of the channel itself (kapi_err in imex.h), so this takes no lock,
+ * enters no RCU section and never touches the domain, which may be freed
+ * under it once the channel is revoked.
  */
 int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 {
-	const struct imex_domain *d;
-	int err = 0;
+	/*
+	 * Written under imex_lock at grant, revocation and each flip of
+	 * the domain's usability; the answer holds at the instant of the
+	 * call only, as documented, so an unlocked read is all it needs.
+	 */
+	int err = READ_ONCE(ch->kapi_err);
 
-	/*
-	 * Keeps the domain whose state is read alive: it is freed by
-	 * kfree_rcu(), whose grace period also waits for preempt-disabled
-	 * readers (RCU flavours are one since 4.20).  The sched flavour is
-	 * inline, where rcu_read_lock() is two calls with PREEMPT_RCU.
-	 */
-	rcu_read_lock_sched();
-	/*
-	 * NULL from revocation on, never set again: ch->revoked, set after
-	 * it, would tell nothing more.
-	 */
-	d = READ_ONCE(ch->domain);
-	if (!d)
-		err = -ENODEV;
-	else if (!imex_domain_usable(d))
-		err = -ENOLINK;
-	rcu_read_unlock_sched();
-	if (err)
+	if (unlikely(err))
 		return err;
 	/* What the caller asked for; fixed at grant, so read unlocked. */
 	uuid_copy(&id->domain_uuid, &ch->domain_uuid);

@@ -81,7 +81,7 @@ struct imex_domain {
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
 	struct list_head	kapi_channels;	/* imex_channel.kapi_node */
-	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
+	bool			kapi_usable;	/* its channels' kapi_err says so */
 	/*
 	 * Records held through this domain's channel fds, each bounded per
 	 * domain.  Revoking a channel ends its fds' records, so none
@@ -106,8 +106,17 @@ struct imex_channel {
 	uuid_t			fabric_uuid;
 	u32			fabric_partition;
 	bool			revoked;	/* READ_ONCE/WRITE_ONCE */
+	/*
+	 * What imex_channel_ident() answers, so that it reads nothing but
+	 * the channel: 0 while granted in a usable domain, -ENOLINK while
+	 * the domain is not usable, -ENODEV from revocation on (and before
+	 * the grant).  Written under imex_lock wherever the grant or the
+	 * domain's usability changes, before any revocation callback is
+	 * queued; read with READ_ONCE().
+	 */
+	int			kapi_err;
 	/* Under imex_lock. */
-	struct imex_domain	*domain;	/* NULL once revoked; RCU for ident */
+	struct imex_domain	*domain;	/* NULL once revoked */
 	u32			state;		/* enum imex_channel_state */
 	kuid_t			uid;
 	kgid_t			gid;
@@ -251,6 +260,7 @@ void imex_channel_install_owner(struct imex_channel *ch, struct imex_chdev *cd,
 int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 			   umode_t mode);
 void imex_domain_revoke_channels(struct imex_domain *d);
+void imex_domain_channels_usable(struct imex_domain *d, bool usable);
 
 /* export.c */
 struct imex_export *imex_export_find(u64 id);
