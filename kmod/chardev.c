@@ -267,8 +267,12 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	} else if (!imex_domain_usable(ch->domain)) {
 		err = -ENOLINK;
 	} else {
-		kref_get(&ch->ref);	/* dropped in release */
-		atomic_inc(&ch->open_count);
+		/*
+		 * Dropped in release: revocation drops the table's reference
+		 * while fds stay open, and f->ch must outlive it.
+		 */
+		kref_get(&ch->ref);
+		ch->open_count++;	/* under imex_lock: no atomic needed */
 		f->ch = ch;
 		list_add_tail(&f->node, &ch->files);
 		file->private_data = f;
@@ -284,6 +288,14 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 /* Under imex_lock: the fd's exports end, its imports go. */
 static void imex_file_teardown(struct imex_file *f)
 {
+	/*
+	 * Most fds never export or import: nothing to end, and the tally
+	 * is empty (whoever fills it flushes it under the same lock hold).
+	 * Exactly the lists and count the calls below walk.
+	 */
+	if (list_empty(&f->exports) && list_empty(&f->imports) &&
+	    list_empty(&f->revoked) && !f->npendings)
+		return;
 	imex_file_end_exports(f, IMEX_REVOKE_UNEXPORTED);
 	imex_revoked_flush();	/* its exports' local importers */
 	imex_file_drop_imports(f);
@@ -319,8 +331,8 @@ static int imex_chan_release(struct inode *inode, struct file *file)
 	mutex_lock(&imex_lock);
 	imex_file_teardown(f);
 	list_del(&f->node);
+	ch->open_count--;
 	mutex_unlock(&imex_lock);
-	atomic_dec(&ch->open_count);
 	imex_channel_put(ch);
 	mutex_destroy(&f->revoked_lock);
 	kfree(f);

@@ -123,7 +123,7 @@ struct imex_channel {
 	umode_t			mode;
 	struct imex_chdev	*chdev;		/* device node, when granted */
 	bool			dev_added;	/* READ_ONCE: a node was made */
-	atomic_t		open_count;
+	u32			open_count;	/* open files */
 	wait_queue_head_t	wait;
 	struct list_head	files;		/* imex_file.node, under imex_lock */
 	/* Revocation callbacks (kapi.c): its own, and its domain's list. */
