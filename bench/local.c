@@ -67,9 +67,10 @@ static uint64_t open_loop(int dir, const char *name, unsigned long iter)
  * Baseline: the same loop on /dev/null, a character device whose open does
  * nothing, so the difference is what imex.ko adds to the VFS's cost of
  * opening a char device: the module reference the VFS takes for a modular
- * driver, the per-fd state's allocation, imex_lock taken at open and at
- * release, the lookup of the grant by minor, its state checks, the
- * channel reference and the fd's place on the channel's list.
+ * driver, imex_lock, the lookup of the grant by minor (stale nodes), its
+ * state checks (revoked grant, usable domain), the channel reference and
+ * open count, and their release (an fd's export/import state is made on
+ * its first use, not here).
  * Both names are opened relative to their directory's fd, so the path walk
  * is one component in both.  The two loops alternate in each repetition,
  * first one then the other, in CHUNKS slices of ITER/CHUNKS, each a

@@ -197,6 +197,8 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 	ch->gid = gid;
 	ch->mode = mode;
 	ch->kapi_err = -ENODEV;	/* not granted yet */
+	ch->bare.ch = ch;
+	atomic_set(&ch->open_count, 0);
 	init_waitqueue_head(&ch->wait);
 	INIT_LIST_HEAD(&ch->files);
 	INIT_LIST_HEAD(&ch->revoke_cbs);
@@ -347,7 +349,7 @@ int imex_put_channel(struct sk_buff *skb, const struct imex_channel *ch)
 			from_kgid_munged(&init_user_ns, ch->gid)) ||
 	    nla_put_u32(skb, IMEX_A_CHANNEL_MODE, ch->mode) ||
 	    nla_put_u32(skb, IMEX_A_CHANNEL_OPEN_COUNT,
-			ch->open_count))
+			atomic_read(&ch->open_count)))
 		return -EMSGSIZE;
 	if (ch->domain &&
 	    nla_put_string(skb, IMEX_A_DOMAIN_NAME, ch->domain->name))

@@ -243,20 +243,16 @@ void imex_channel_put(struct imex_channel *ch)
 }
 EXPORT_SYMBOL_GPL(imex_channel_put);
 
+/*
+ * Open allocates nothing: an fd gets its imex_file (exports, imports,
+ * revoked imports and their wait queue) from imex_file_get(), on its first
+ * ioctl or poll that needs one.  Until then it holds no record, so
+ * revocation has nothing of it to end, and its revocation is ch->revoked.
+ */
 static int imex_chan_open(struct inode *inode, struct file *file)
 {
 	struct imex_channel *ch;
-	struct imex_file *f;
 	int err = 0;
-
-	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
-	if (!f)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&f->exports);
-	INIT_LIST_HEAD(&f->imports);
-	INIT_LIST_HEAD(&f->revoked);
-	mutex_init(&f->revoked_lock);
-	init_waitqueue_head(&f->wait);
 
 	mutex_lock(&imex_lock);
 	/* A number of an ended grant finds nothing, whatever holds its id. */
@@ -269,20 +265,73 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	} else {
 		/*
 		 * Dropped in release: revocation drops the table's reference
-		 * while fds stay open, and f->ch must outlive it.
+		 * while fds stay open, and the channel must outlive it.
 		 */
 		kref_get(&ch->ref);
-		ch->open_count++;	/* under imex_lock: no atomic needed */
-		f->ch = ch;
-		list_add_tail(&f->node, &ch->files);
-		file->private_data = f;
+		atomic_inc(&ch->open_count);
+		file->private_data = &ch->bare;
 	}
 	mutex_unlock(&imex_lock);
-	if (err) {
-		kfree(f);
+	if (err)
 		return err;
-	}
 	return stream_open(inode, file);
+}
+
+/*
+ * The channel of @file, a channel file: private_data points to the channel
+ * pointer, whichever it is.  READ_ONCE: imex_file_get() may change it.
+ */
+static struct imex_channel *imex_fd_channel(struct file *file)
+{
+	return ((struct imex_fd *)READ_ONCE(file->private_data))->ch;
+}
+
+/* @fd is file->private_data: the fd's imex_file, or NULL if it has none. */
+static struct imex_file *imex_file_peek(struct imex_fd *fd)
+{
+	return fd == &fd->ch->bare ? NULL : container_of(fd, struct imex_file, fd);
+}
+
+/*
+ * The imex_file of @file, a channel file, made on first need; NULL when
+ * out of memory.  Two threads may race here: imex_lock picks one, and the
+ * other frees its copy.  The imex_file goes on ch->files under imex_lock
+ * before any record can be added to it (those are added under imex_lock
+ * too, and refused once ch->revoked is set, also under imex_lock), so
+ * revocation finds every fd that holds a record.
+ */
+static struct imex_file *imex_file_get(struct file *file)
+{
+	/* Pairs with smp_store_release() below: f is initialised. */
+	struct imex_fd *fd = smp_load_acquire((struct imex_fd **)&file->private_data);
+	struct imex_channel *ch = fd->ch;
+	struct imex_file *f = imex_file_peek(fd);
+
+	if (f)
+		return f;
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f)
+		return NULL;
+	f->ch = ch;
+	INIT_LIST_HEAD(&f->exports);
+	INIT_LIST_HEAD(&f->imports);
+	INIT_LIST_HEAD(&f->revoked);
+	mutex_init(&f->revoked_lock);
+	init_waitqueue_head(&f->wait);
+
+	mutex_lock(&imex_lock);
+	fd = file->private_data;
+	if (fd == &ch->bare) {
+		list_add_tail(&f->node, &ch->files);
+		/* Published set up: pairs with the smp_load_acquire() above. */
+		smp_store_release((struct imex_fd **)&file->private_data, &f->fd);
+		mutex_unlock(&imex_lock);
+		return f;
+	}
+	mutex_unlock(&imex_lock);
+	mutex_destroy(&f->revoked_lock);
+	kfree(f);
+	return container_of(fd, struct imex_file, fd);
 }
 
 /* Under imex_lock: the fd's exports end, its imports go. */
@@ -323,27 +372,39 @@ void imex_channel_files_revoke(struct imex_channel *ch)
 	/* The caller flushes the tally: one event for all its channels. */
 }
 
+/* After the last fput(): no ioctl or poll of @file runs any more. */
 static int imex_chan_release(struct inode *inode, struct file *file)
 {
-	struct imex_file *f = file->private_data;
-	struct imex_channel *ch = f->ch;
+	struct imex_fd *fd = file->private_data;
+	struct imex_channel *ch = fd->ch;
+	struct imex_file *f = imex_file_peek(fd);
 
-	mutex_lock(&imex_lock);
-	imex_file_teardown(f);
-	list_del(&f->node);
-	ch->open_count--;
-	mutex_unlock(&imex_lock);
+	/* An fd that never needed an imex_file has nothing to take apart. */
+	if (f) {
+		mutex_lock(&imex_lock);
+		imex_file_teardown(f);
+		list_del(&f->node);
+		mutex_unlock(&imex_lock);
+		mutex_destroy(&f->revoked_lock);
+		kfree(f);
+	}
+	atomic_dec(&ch->open_count);
 	imex_channel_put(ch);
-	mutex_destroy(&f->revoked_lock);
-	kfree(f);
 	return 0;
 }
 
+/*
+ * Takes the imex_file: a poller registered on no f->wait would miss the
+ * EPOLLPRI of imports made after it registered.
+ */
 static __poll_t imex_chan_poll(struct file *file, poll_table *wait)
 {
-	struct imex_file *f = file->private_data;
-	struct imex_channel *ch = f->ch;
+	struct imex_file *f = imex_file_get(file);
+	struct imex_channel *ch;
 
+	if (!f)
+		return EPOLLERR;
+	ch = f->ch;
 	poll_wait(file, &ch->wait, wait);
 	poll_wait(file, &f->wait, wait);
 	if (READ_ONCE(ch->revoked))
@@ -452,12 +513,25 @@ static long imex_chan_unimport(struct imex_file *f, void __user *arg)
 static long imex_chan_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct imex_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	struct imex_file *f;
 
 	switch (cmd) {
 	case IMEX_IOC_CHANNEL_INFO:
-		return imex_chan_info(f->ch, uarg);
+		return imex_chan_info(imex_fd_channel(file), uarg);
+	case IMEX_IOC_EXPORT:
+	case IMEX_IOC_UNEXPORT:
+	case IMEX_IOC_IMPORT:
+	case IMEX_IOC_UNIMPORT:
+	case IMEX_IOC_REVOKED:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	f = imex_file_get(file);
+	if (!f)
+		return -ENOMEM;
+	switch (cmd) {
 	case IMEX_IOC_EXPORT:
 		return imex_chan_export(f, uarg);
 	case IMEX_IOC_UNEXPORT:
@@ -466,10 +540,8 @@ static long imex_chan_ioctl(struct file *file, unsigned int cmd,
 		return imex_chan_import(f, uarg);
 	case IMEX_IOC_UNIMPORT:
 		return imex_chan_unimport(f, uarg);
-	case IMEX_IOC_REVOKED:
+	default:	/* IMEX_IOC_REVOKED */
 		return imex_file_revoked(f, uarg);
-	default:
-		return -ENOTTY;
 	}
 }
 
@@ -483,21 +555,26 @@ static const struct file_operations imex_chan_fops = {
 	/* No llseek: stream_open() makes lseek() fail with ESPIPE. */
 };
 
+/* The in-kernel API's imex_file of @file: ERR_PTR when not a channel. */
 static struct imex_file *imex_file_of(struct file *file)
 {
+	struct imex_file *f;
+
 	if (!file || file->f_op != &imex_chan_fops)
-		return NULL;
-	return file->private_data;
+		return ERR_PTR(-EINVAL);
+	f = imex_file_get(file);
+	return f ? f : ERR_PTR(-ENOMEM);
 }
 
 struct imex_channel *imex_channel_get_file(struct file *file)
 {
-	struct imex_file *f = imex_file_of(file);
+	struct imex_channel *ch;
 
-	if (!f)
+	if (!file || file->f_op != &imex_chan_fops)
 		return ERR_PTR(-EINVAL);
-	kref_get(&f->ch->ref);
-	return f->ch;
+	ch = imex_fd_channel(file);
+	kref_get(&ch->ref);
+	return ch;
 }
 EXPORT_SYMBOL_GPL(imex_channel_get_file);
 
@@ -543,8 +620,11 @@ struct imex_channel *imex_channel_fget(int fd, struct file **filep)
 		return ERR_PTR(-EINVAL);
 	}
 	*filep = file;
-	/* Two dependent loads: the imex_file, then its channel. */
-	return ((struct imex_file *)file->private_data)->ch;
+	/*
+	 * Two dependent loads: private_data, then the channel pointer it
+	 * points to (ch->bare or the imex_file's, the same channel).
+	 */
+	return imex_fd_channel(file);
 }
 EXPORT_SYMBOL_GPL(imex_channel_fget);
 
@@ -583,8 +663,8 @@ int imex_export(struct file *file, const void *desc, u32 len,
 {
 	struct imex_file *f = imex_file_of(file);
 
-	if (!f)
-		return -EINVAL;
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	return imex_file_export(f, desc, len, h);
 }
 EXPORT_SYMBOL_GPL(imex_export);
@@ -593,8 +673,8 @@ int imex_unexport(struct file *file, const struct imex_handle *h)
 {
 	struct imex_file *f = imex_file_of(file);
 
-	if (!f)
-		return -EINVAL;
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	return imex_file_unexport(f, h);
 }
 EXPORT_SYMBOL_GPL(imex_unexport);
@@ -602,14 +682,17 @@ EXPORT_SYMBOL_GPL(imex_unexport);
 int imex_import(struct file *file, const struct imex_handle *h, void *desc,
 		u32 *len, unsigned int timeout_ms)
 {
-	struct imex_file *f = imex_file_of(file);
 	u8 buf[IMEX_DESC_MAX];
+	struct imex_file *f;
 	u32 n = 0;
 	bool held;
 	int err;
 
-	if (!f || !len)
+	if (!len)
 		return -EINVAL;
+	f = imex_file_of(file);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	err = imex_file_import(f, h, timeout_ms, buf, &n, &held);
 	if (err)
 		return err;

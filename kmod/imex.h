@@ -96,6 +96,12 @@ extern struct list_head imex_domains;
 extern unsigned int imex_ndomains;
 
 struct imex_chdev;
+struct imex_channel;
+
+/* What an open channel file's private_data points to: ch->bare or f->fd. */
+struct imex_fd {
+	struct imex_channel	*ch;
+};
 
 struct imex_channel {
 	struct kref		ref;
@@ -123,20 +129,28 @@ struct imex_channel {
 	umode_t			mode;
 	struct imex_chdev	*chdev;		/* device node, when granted */
 	bool			dev_added;	/* READ_ONCE: a node was made */
-	u32			open_count;	/* open files */
+	atomic_t		open_count;
 	wait_queue_head_t	wait;
 	struct list_head	files;		/* imex_file.node, under imex_lock */
+	struct imex_fd		bare;		/* .ch: this channel, fixed */
 	/* Revocation callbacks (kapi.c): its own, and its domain's list. */
 	struct list_head	revoke_cbs;	/* under imex_kapi_lock */
 	struct list_head	kapi_node;	/* under imex_lock */
 };
 
 /*
- * One open channel file (file->private_data).  The channel reference is
- * taken at open and dropped at release; everything else is under imex_lock.
+ * One open channel file: its exports and imports.  Most fds never hold
+ * one, so an fd gets its imex_file on first need (chardev.c); until then
+ * file->private_data is its channel's ->bare, afterwards the imex_file's
+ * ->fd.  Either way it points to the channel pointer, which is what
+ * imex_channel_fget() reads.  The channel reference is the open file's,
+ * taken at open and dropped at release; the rest is under imex_lock.
  */
 struct imex_file {
-	struct imex_channel	*ch;
+	union {
+		struct imex_fd		fd;	/* what private_data points to */
+		struct imex_channel	*ch;	/* fd.ch, fixed */
+	};
 	struct list_head	node;		/* in ch->files */
 	struct list_head	exports;	/* imex_export.fnode */
 	unsigned int		nexports;
