@@ -196,6 +196,8 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 	ch->uid = uid;
 	ch->gid = gid;
 	ch->mode = mode;
+	ch->kapi_err = -ENODEV;	/* not granted yet */
+	ch->bare.ch = ch;
 	atomic_set(&ch->open_count, 0);
 	init_waitqueue_head(&ch->wait);
 	INIT_LIST_HEAD(&ch->files);
@@ -227,6 +229,7 @@ struct imex_channel *imex_channel_reserve(u32 id, struct imex_domain *d,
 int imex_channel_grant(struct imex_channel *ch)
 {
 	ch->state = IMEX_CHANNEL_GRANTED;
+	WRITE_ONCE(ch->kapi_err, imex_domain_usable(ch->domain) ? 0 : -ENOLINK);
 	imex_bump();
 	ch->chdev = imex_chdev_new(ch, ch->uid, ch->gid, ch->mode);
 	if (ch->chdev)
@@ -257,12 +260,39 @@ void imex_channel_revoke(struct imex_channel *ch)
 		imex_notify_channel(IMEX_CMD_CHANNEL_DEL, ch);
 	ch->domain->nchannels--;
 	WRITE_ONCE(ch->domain, NULL);
+	/* Never cleared again: a regrant of the id is another channel. */
+	WRITE_ONCE(ch->kapi_err, -ENODEV);
 	imex_channel_files_revoke(ch);
 	WRITE_ONCE(ch->revoked, true);
 	imex_kapi_channel_revoked(ch);
 	wake_up_poll(&ch->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
 	imex_bump();
 	imex_channel_put(ch);
+}
+
+/*
+ * Under imex_lock, when @d's usability flips (the manager going away or
+ * coming back, not every status push): what imex_channel_ident() answers
+ * for its granted channels.  A walk of the table, as revoking a domain's
+ * channels is, ending at the domain's last channel; a channel granted
+ * later reads the state at its grant.
+ */
+void imex_domain_channels_usable(struct imex_domain *d, bool usable)
+{
+	u32 left = d->nchannels;
+	struct imex_channel *ch;
+	unsigned long id;
+
+	if (!left)
+		return;
+	xa_for_each(&imex_channels, id, ch) {
+		if (ch->domain != d)
+			continue;
+		if (ch->state == IMEX_CHANNEL_GRANTED)
+			WRITE_ONCE(ch->kapi_err, usable ? 0 : -ENOLINK);
+		if (!--left)
+			break;
+	}
 }
 
 void imex_domain_revoke_channels(struct imex_domain *d)

@@ -243,20 +243,16 @@ void imex_channel_put(struct imex_channel *ch)
 }
 EXPORT_SYMBOL_GPL(imex_channel_put);
 
+/*
+ * Open allocates nothing: an fd gets its imex_file (exports, imports,
+ * revoked imports and their wait queue) from imex_file_get(), on its first
+ * ioctl or poll that needs one.  Until then it holds no record, so
+ * revocation has nothing of it to end, and its revocation is ch->revoked.
+ */
 static int imex_chan_open(struct inode *inode, struct file *file)
 {
 	struct imex_channel *ch;
-	struct imex_file *f;
 	int err = 0;
-
-	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
-	if (!f)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&f->exports);
-	INIT_LIST_HEAD(&f->imports);
-	INIT_LIST_HEAD(&f->revoked);
-	mutex_init(&f->revoked_lock);
-	init_waitqueue_head(&f->wait);
 
 	mutex_lock(&imex_lock);
 	/* A number of an ended grant finds nothing, whatever holds its id. */
@@ -267,23 +263,88 @@ static int imex_chan_open(struct inode *inode, struct file *file)
 	} else if (!imex_domain_usable(ch->domain)) {
 		err = -ENOLINK;
 	} else {
-		kref_get(&ch->ref);	/* dropped in release */
+		/*
+		 * Dropped in release: revocation drops the table's reference
+		 * while fds stay open, and the channel must outlive it.
+		 */
+		kref_get(&ch->ref);
 		atomic_inc(&ch->open_count);
-		f->ch = ch;
-		list_add_tail(&f->node, &ch->files);
-		file->private_data = f;
+		file->private_data = &ch->bare;
 	}
 	mutex_unlock(&imex_lock);
-	if (err) {
-		kfree(f);
+	if (err)
 		return err;
-	}
 	return stream_open(inode, file);
+}
+
+/*
+ * The channel of @file, a channel file: private_data points to the channel
+ * pointer, whichever it is.  READ_ONCE: imex_file_get() may change it.
+ */
+static struct imex_channel *imex_fd_channel(struct file *file)
+{
+	return ((struct imex_fd *)READ_ONCE(file->private_data))->ch;
+}
+
+/* @fd is file->private_data: the fd's imex_file, or NULL if it has none. */
+static struct imex_file *imex_file_peek(struct imex_fd *fd)
+{
+	return fd == &fd->ch->bare ? NULL : container_of(fd, struct imex_file, fd);
+}
+
+/*
+ * The imex_file of @file, a channel file, made on first need; NULL when
+ * out of memory.  Two threads may race here: imex_lock picks one, and the
+ * other frees its copy.  The imex_file goes on ch->files under imex_lock
+ * before any record can be added to it (those are added under imex_lock
+ * too, and refused once ch->revoked is set, also under imex_lock), so
+ * revocation finds every fd that holds a record.
+ */
+static struct imex_file *imex_file_get(struct file *file)
+{
+	/* Pairs with smp_store_release() below: f is initialised. */
+	struct imex_fd *fd = smp_load_acquire((struct imex_fd **)&file->private_data);
+	struct imex_channel *ch = fd->ch;
+	struct imex_file *f = imex_file_peek(fd);
+
+	if (f)
+		return f;
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f)
+		return NULL;
+	f->ch = ch;
+	INIT_LIST_HEAD(&f->exports);
+	INIT_LIST_HEAD(&f->imports);
+	INIT_LIST_HEAD(&f->revoked);
+	mutex_init(&f->revoked_lock);
+	init_waitqueue_head(&f->wait);
+
+	mutex_lock(&imex_lock);
+	fd = file->private_data;
+	if (fd == &ch->bare) {
+		list_add_tail(&f->node, &ch->files);
+		/* Published set up: pairs with the smp_load_acquire() above. */
+		smp_store_release((struct imex_fd **)&file->private_data, &f->fd);
+		mutex_unlock(&imex_lock);
+		return f;
+	}
+	mutex_unlock(&imex_lock);
+	mutex_destroy(&f->revoked_lock);
+	kfree(f);
+	return container_of(fd, struct imex_file, fd);
 }
 
 /* Under imex_lock: the fd's exports end, its imports go. */
 static void imex_file_teardown(struct imex_file *f)
 {
+	/*
+	 * Most fds never export or import: nothing to end, and the tally
+	 * is empty (whoever fills it flushes it under the same lock hold).
+	 * Exactly the lists and count the calls below walk.
+	 */
+	if (list_empty(&f->exports) && list_empty(&f->imports) &&
+	    list_empty(&f->revoked) && !f->npendings)
+		return;
 	imex_file_end_exports(f, IMEX_REVOKE_UNEXPORTED);
 	imex_revoked_flush();	/* its exports' local importers */
 	imex_file_drop_imports(f);
@@ -311,27 +372,39 @@ void imex_channel_files_revoke(struct imex_channel *ch)
 	/* The caller flushes the tally: one event for all its channels. */
 }
 
+/* After the last fput(): no ioctl or poll of @file runs any more. */
 static int imex_chan_release(struct inode *inode, struct file *file)
 {
-	struct imex_file *f = file->private_data;
-	struct imex_channel *ch = f->ch;
+	struct imex_fd *fd = file->private_data;
+	struct imex_channel *ch = fd->ch;
+	struct imex_file *f = imex_file_peek(fd);
 
-	mutex_lock(&imex_lock);
-	imex_file_teardown(f);
-	list_del(&f->node);
-	mutex_unlock(&imex_lock);
+	/* An fd that never needed an imex_file has nothing to take apart. */
+	if (f) {
+		mutex_lock(&imex_lock);
+		imex_file_teardown(f);
+		list_del(&f->node);
+		mutex_unlock(&imex_lock);
+		mutex_destroy(&f->revoked_lock);
+		kfree(f);
+	}
 	atomic_dec(&ch->open_count);
 	imex_channel_put(ch);
-	mutex_destroy(&f->revoked_lock);
-	kfree(f);
 	return 0;
 }
 
+/*
+ * Takes the imex_file: a poller registered on no f->wait would miss the
+ * EPOLLPRI of imports made after it registered.
+ */
 static __poll_t imex_chan_poll(struct file *file, poll_table *wait)
 {
-	struct imex_file *f = file->private_data;
-	struct imex_channel *ch = f->ch;
+	struct imex_file *f = imex_file_get(file);
+	struct imex_channel *ch;
 
+	if (!f)
+		return EPOLLERR;
+	ch = f->ch;
 	poll_wait(file, &ch->wait, wait);
 	poll_wait(file, &f->wait, wait);
 	if (READ_ONCE(ch->revoked))
@@ -440,12 +513,25 @@ static long imex_chan_unimport(struct imex_file *f, void __user *arg)
 static long imex_chan_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct imex_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	struct imex_file *f;
 
 	switch (cmd) {
 	case IMEX_IOC_CHANNEL_INFO:
-		return imex_chan_info(f->ch, uarg);
+		return imex_chan_info(imex_fd_channel(file), uarg);
+	case IMEX_IOC_EXPORT:
+	case IMEX_IOC_UNEXPORT:
+	case IMEX_IOC_IMPORT:
+	case IMEX_IOC_UNIMPORT:
+	case IMEX_IOC_REVOKED:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	f = imex_file_get(file);
+	if (!f)
+		return -ENOMEM;
+	switch (cmd) {
 	case IMEX_IOC_EXPORT:
 		return imex_chan_export(f, uarg);
 	case IMEX_IOC_UNEXPORT:
@@ -454,10 +540,8 @@ static long imex_chan_ioctl(struct file *file, unsigned int cmd,
 		return imex_chan_import(f, uarg);
 	case IMEX_IOC_UNIMPORT:
 		return imex_chan_unimport(f, uarg);
-	case IMEX_IOC_REVOKED:
+	default:	/* IMEX_IOC_REVOKED */
 		return imex_file_revoked(f, uarg);
-	default:
-		return -ENOTTY;
 	}
 }
 
@@ -471,21 +555,26 @@ static const struct file_operations imex_chan_fops = {
 	/* No llseek: stream_open() makes lseek() fail with ESPIPE. */
 };
 
+/* The in-kernel API's imex_file of @file: ERR_PTR when not a channel. */
 static struct imex_file *imex_file_of(struct file *file)
 {
+	struct imex_file *f;
+
 	if (!file || file->f_op != &imex_chan_fops)
-		return NULL;
-	return file->private_data;
+		return ERR_PTR(-EINVAL);
+	f = imex_file_get(file);
+	return f ? f : ERR_PTR(-ENOMEM);
 }
 
 struct imex_channel *imex_channel_get_file(struct file *file)
 {
-	struct imex_file *f = imex_file_of(file);
+	struct imex_channel *ch;
 
-	if (!f)
+	if (!file || file->f_op != &imex_chan_fops)
 		return ERR_PTR(-EINVAL);
-	kref_get(&f->ch->ref);
-	return f->ch;
+	ch = imex_fd_channel(file);
+	kref_get(&ch->ref);
+	return ch;
 }
 EXPORT_SYMBOL_GPL(imex_channel_get_file);
 
@@ -505,56 +594,56 @@ EXPORT_SYMBOL_GPL(imex_channel_get_fd);
 /*
  * The resolve path a driver takes on every call that names a channel fd:
  * it must cost what fget()/fput() cost, so each step is accounted for.
+ * Lifetime: the imex_file holds a channel reference from open to release,
+ * release runs only after the last fput(), and f->ch never changes, so the
+ * caller's file reference pins the channel and no kref is taken here.
+ * Isolation does not need one either: the channel object is the grant's
+ * (a regrant of the id is a new object, reached through a new node and
+ * minor), and whether that grant still holds is ch->kapi_err, which
+ * imex_channel_ident() reads; a revoked or DOWN channel resolves, and is
+ * refused there.
  */
 struct imex_channel *imex_channel_fget(int fd, struct file **filep)
 {
-	/* The caller's one reference; it is what pins the channel below. */
+	/* The caller's one reference, the one fget()/fput() cost. */
 	struct file *file = fget(fd);
 
-	*filep = NULL;
-	if (!file)
+	/* *filep is stored once per path: NULL on failure, as documented. */
+	if (unlikely(!file)) {
+		*filep = NULL;
 		return ERR_PTR(-EBADF);
+	}
 	/* The f_op test is the only proof that @fd is an IMEX channel. */
 	if (unlikely(file->f_op != &imex_chan_fops)) {
+		*filep = NULL;
 		fput(file);
 		return ERR_PTR(-EINVAL);
 	}
 	*filep = file;
 	/*
-	 * No channel reference: the imex_file holds one from open to release,
-	 * release runs only after the last fput(), and f->ch never changes.
+	 * Two dependent loads: private_data, then the channel pointer it
+	 * points to (ch->bare or the imex_file's, the same channel).
 	 */
-	return ((struct imex_file *)file->private_data)->ch;
+	return imex_fd_channel(file);
 }
 EXPORT_SYMBOL_GPL(imex_channel_fget);
 
 /*
- * Identity fields are fixed at grant time.  The domain is freed after an
- * RCU grace period, and ch->domain cleared before, at revocation.
+ * Identity fields are fixed at grant time; whether the grant holds is one
+ * word of the channel itself (kapi_err in imex.h), so this takes no lock,
+ * enters no RCU section and never touches the domain, which may be freed
+ * under it once the channel is revoked.
  */
 int imex_channel_ident(struct imex_channel *ch, struct imex_channel_ident *id)
 {
-	const struct imex_domain *d;
-	int err = 0;
+	/*
+	 * Written under imex_lock at grant, revocation and each flip of
+	 * the domain's usability; the answer holds at the instant of the
+	 * call only, as documented, so an unlocked read is all it needs.
+	 */
+	int err = READ_ONCE(ch->kapi_err);
 
-	/*
-	 * Keeps the domain whose state is read alive: it is freed by
-	 * kfree_rcu(), whose grace period also waits for preempt-disabled
-	 * readers (RCU flavours are one since 4.20).  The sched flavour is
-	 * inline, where rcu_read_lock() is two calls with PREEMPT_RCU.
-	 */
-	rcu_read_lock_sched();
-	/*
-	 * NULL from revocation on, never set again: ch->revoked, set after
-	 * it, would tell nothing more.
-	 */
-	d = READ_ONCE(ch->domain);
-	if (!d)
-		err = -ENODEV;
-	else if (!imex_domain_usable(d))
-		err = -ENOLINK;
-	rcu_read_unlock_sched();
-	if (err)
+	if (unlikely(err))
 		return err;
 	/* What the caller asked for; fixed at grant, so read unlocked. */
 	uuid_copy(&id->domain_uuid, &ch->domain_uuid);
@@ -574,8 +663,8 @@ int imex_export(struct file *file, const void *desc, u32 len,
 {
 	struct imex_file *f = imex_file_of(file);
 
-	if (!f)
-		return -EINVAL;
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	return imex_file_export(f, desc, len, h);
 }
 EXPORT_SYMBOL_GPL(imex_export);
@@ -584,8 +673,8 @@ int imex_unexport(struct file *file, const struct imex_handle *h)
 {
 	struct imex_file *f = imex_file_of(file);
 
-	if (!f)
-		return -EINVAL;
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	return imex_file_unexport(f, h);
 }
 EXPORT_SYMBOL_GPL(imex_unexport);
@@ -593,14 +682,17 @@ EXPORT_SYMBOL_GPL(imex_unexport);
 int imex_import(struct file *file, const struct imex_handle *h, void *desc,
 		u32 *len, unsigned int timeout_ms)
 {
-	struct imex_file *f = imex_file_of(file);
 	u8 buf[IMEX_DESC_MAX];
+	struct imex_file *f;
 	u32 n = 0;
 	bool held;
 	int err;
 
-	if (!f || !len)
+	if (!len)
 		return -EINVAL;
+	f = imex_file_of(file);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	err = imex_file_import(f, h, timeout_ms, buf, &n, &held);
 	if (err)
 		return err;

@@ -136,6 +136,8 @@ struct imex_domain *imex_domain_new(const char *name, const uuid_t *uuid,
 
 void imex_domain_link(struct imex_domain *d)
 {
+	/* Its channels are granted after this, each reading its state. */
+	d->kapi_usable = imex_domain_usable(d);
 	list_add_tail(&d->list, &imex_domains);
 	imex_ndomains++;
 	imex_bump();
@@ -152,7 +154,8 @@ void imex_domain_destroy(struct imex_domain *d)
 	imex_bump();
 	imex_members_free(d->members, d->nmembers);
 	kfree_const(d->reason);
-	kfree_rcu(d, rcu);
+	/* No lockless reader: imex_channel_ident() reads ch->kapi_err. */
+	kfree(d);
 }
 
 void imex_domain_set_state(struct imex_domain *d, u32 state)

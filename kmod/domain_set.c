@@ -151,8 +151,7 @@ static void imex_set_unprepare(struct imex_set *st)
 		if (st->owner && st->owner[i])
 			imex_chdev_discard(st->owner[i]);
 	}
-	if (st->fresh_d)	/* never linked, no channel left on it */
-		kfree_rcu(st->fresh_d, rcu);
+	kfree(st->fresh_d);	/* never linked, no channel left on it */
 	st->fresh_d = NULL;
 }
 

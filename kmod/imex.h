@@ -81,7 +81,7 @@ struct imex_domain {
 	struct imex_member	*members;
 	u32			nchannels;	/* granted + reserved */
 	struct list_head	kapi_channels;	/* imex_channel.kapi_node */
-	struct rcu_head		rcu;		/* imex_channel_ident() reads state */
+	bool			kapi_usable;	/* its channels' kapi_err says so */
 	/*
 	 * Records held through this domain's channel fds, each bounded per
 	 * domain.  Revoking a channel ends its fds' records, so none
@@ -96,6 +96,12 @@ extern struct list_head imex_domains;
 extern unsigned int imex_ndomains;
 
 struct imex_chdev;
+struct imex_channel;
+
+/* What an open channel file's private_data points to: ch->bare or f->fd. */
+struct imex_fd {
+	struct imex_channel	*ch;
+};
 
 struct imex_channel {
 	struct kref		ref;
@@ -106,8 +112,17 @@ struct imex_channel {
 	uuid_t			fabric_uuid;
 	u32			fabric_partition;
 	bool			revoked;	/* READ_ONCE/WRITE_ONCE */
+	/*
+	 * What imex_channel_ident() answers, so that it reads nothing but
+	 * the channel: 0 while granted in a usable domain, -ENOLINK while
+	 * the domain is not usable, -ENODEV from revocation on (and before
+	 * the grant).  Written under imex_lock wherever the grant or the
+	 * domain's usability changes, before any revocation callback is
+	 * queued; read with READ_ONCE().
+	 */
+	int			kapi_err;
 	/* Under imex_lock. */
-	struct imex_domain	*domain;	/* NULL once revoked; RCU for ident */
+	struct imex_domain	*domain;	/* NULL once revoked */
 	u32			state;		/* enum imex_channel_state */
 	kuid_t			uid;
 	kgid_t			gid;
@@ -117,17 +132,25 @@ struct imex_channel {
 	atomic_t		open_count;
 	wait_queue_head_t	wait;
 	struct list_head	files;		/* imex_file.node, under imex_lock */
+	struct imex_fd		bare;		/* .ch: this channel, fixed */
 	/* Revocation callbacks (kapi.c): its own, and its domain's list. */
 	struct list_head	revoke_cbs;	/* under imex_kapi_lock */
 	struct list_head	kapi_node;	/* under imex_lock */
 };
 
 /*
- * One open channel file (file->private_data).  The channel reference is
- * taken at open and dropped at release; everything else is under imex_lock.
+ * One open channel file: its exports and imports.  Most fds never hold
+ * one, so an fd gets its imex_file on first need (chardev.c); until then
+ * file->private_data is its channel's ->bare, afterwards the imex_file's
+ * ->fd.  Either way it points to the channel pointer, which is what
+ * imex_channel_fget() reads.  The channel reference is the open file's,
+ * taken at open and dropped at release; the rest is under imex_lock.
  */
 struct imex_file {
-	struct imex_channel	*ch;
+	union {
+		struct imex_fd		fd;	/* what private_data points to */
+		struct imex_channel	*ch;	/* fd.ch, fixed */
+	};
 	struct list_head	node;		/* in ch->files */
 	struct list_head	exports;	/* imex_export.fnode */
 	unsigned int		nexports;
@@ -251,6 +274,7 @@ void imex_channel_install_owner(struct imex_channel *ch, struct imex_chdev *cd,
 int imex_channel_set_owner(struct imex_channel *ch, kuid_t uid, kgid_t gid,
 			   umode_t mode);
 void imex_domain_revoke_channels(struct imex_domain *d);
+void imex_domain_channels_usable(struct imex_domain *d, bool usable);
 
 /* export.c */
 struct imex_export *imex_export_find(u64 id);

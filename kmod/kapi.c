@@ -114,13 +114,21 @@ void imex_kapi_channel_revoked(struct imex_channel *ch)
 		queue_work(system_long_wq, &imex_kapi_work);
 }
 
-/* Under imex_lock, after @d's state changed: not usable ends registrations. */
+/*
+ * Under imex_lock, after @d's state changed: imex_channel_ident() answers
+ * accordingly before any callback is queued, and not usable ends
+ * registrations.
+ */
 void imex_kapi_domain_state(struct imex_domain *d)
 {
+	bool usable = imex_domain_usable(d), due = false;
 	struct imex_channel *ch, *tmp;
-	bool due = false;
 
-	if (imex_domain_usable(d))
+	if (usable != d->kapi_usable) {
+		d->kapi_usable = usable;
+		imex_domain_channels_usable(d, usable);
+	}
+	if (usable)
 		return;
 	spin_lock(&imex_kapi_lock);
 	list_for_each_entry_safe(ch, tmp, &d->kapi_channels, kapi_node)
