@@ -11,6 +11,7 @@
 
 #include <linux/genetlink.h>
 #include <netlink/attr.h>
+#include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
 #include "internal.h"
@@ -31,8 +32,9 @@ struct collected {
 /*
  * The attributes of one channel that the spec needs, each checked as the
  * policy of imexctl_nl_parse() checks it (a u32 has 4 bytes, a string its
- * NUL).  Not nla_parse(): its out-of-line call per attribute and check was
- * half of a 2048-channel dump's time in user space.
+ * NUL).  Walked once with libnl's iterator, not nla_parse(): its table
+ * clear and per-attribute policy call were half of a 2048-channel dump's
+ * time in user space, for 7 of the message's attributes.
  */
 struct chan_attrs {
 	const char	*domain;
@@ -40,26 +42,30 @@ struct chan_attrs {
 	bool		has_id, has_state, has_minor, has_major;
 };
 
-static int chan_attr(struct chan_attrs *c, unsigned int type, const char *data,
-		     size_t len)
+static int chan_attr(struct chan_attrs *c, const struct nlattr *a)
 {
+	const char *data = nla_data(a);
+	int len = nla_len(a);
 	uint32_t v;
 
-	if (type == IMEX_A_DOMAIN_NAME) {
-		if (!len || data[len - 1])
+	switch (nla_type(a)) {
+	case IMEX_A_DOMAIN_NAME:
+		if (len <= 0 || data[len - 1])
 			return -EPROTO;
 		c->domain = data;
 		return 0;
-	}
-	if (type != IMEX_A_CHANNEL_ID && type != IMEX_A_CHANNEL_STATE &&
-	    type != IMEX_A_CHANNEL_UID && type != IMEX_A_CHANNEL_GID &&
-	    type != IMEX_A_CHANNEL_MODE && type != IMEX_A_CHANNEL_MINOR &&
-	    type != IMEX_A_CHRDEV_MAJOR)
+	case IMEX_A_CHANNEL_ID: case IMEX_A_CHANNEL_STATE:
+	case IMEX_A_CHANNEL_UID: case IMEX_A_CHANNEL_GID:
+	case IMEX_A_CHANNEL_MODE: case IMEX_A_CHANNEL_MINOR:
+	case IMEX_A_CHRDEV_MAJOR:
+		break;
+	default:
 		return 0;
-	if (len < sizeof(v))
+	}
+	if (len < (int)sizeof(v))
 		return -EPROTO;
-	memcpy(&v, data, sizeof(v));
-	switch (type) {
+	v = nla_get_u32((struct nlattr *)a);
+	switch (nla_type(a)) {
 	case IMEX_A_CHANNEL_ID: c->id = v; c->has_id = true; break;
 	case IMEX_A_CHANNEL_STATE: c->state = v; c->has_state = true; break;
 	case IMEX_A_CHANNEL_UID: c->uid = v; break;
@@ -73,30 +79,22 @@ static int chan_attr(struct chan_attrs *c, unsigned int type, const char *data,
 
 static int chan_attrs_parse(struct nl_msg *msg, struct chan_attrs *c)
 {
-	const struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	const char *p = (const char *)nlh + NLMSG_HDRLEN + GENL_HDRLEN;
-	size_t rem, alen;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *gh;
+	struct nlattr *a;
+	int rem;
 
 	/* Defaults as imexctl_channel_parse() has them, for older modules. */
 	*c = (struct chan_attrs){ .mode = 0600 };
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+	if (!genlmsg_valid_hdr(nlh, 0))
 		return -EPROTO;
-	rem = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-	while (rem >= NLA_HDRLEN) {
-		const struct nlattr *a = (const struct nlattr *)p;
-
-		alen = a->nla_len;
-		if (alen < NLA_HDRLEN || alen > rem)
+	gh = nlmsg_data(nlh);
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), rem)
+		if (chan_attr(c, a))
 			return -EPROTO;
-		if (chan_attr(c, a->nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN,
-			      alen - NLA_HDRLEN))
-			return -EPROTO;
-		alen = NLA_ALIGN(alen);
-		if (alen >= rem)
-			break;
-		p += alen;
-		rem -= alen;
-	}
+	/* An attribute that overruns the message is malformed, not its end. */
+	if (rem >= NLA_HDRLEN)
+		return -EPROTO;
 	return c->has_id ? 0 : -EPROTO;
 }
 

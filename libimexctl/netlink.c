@@ -66,6 +66,12 @@ static struct nla_policy imex_policy[IMEX_A_MAX + 1] = {
 	[IMEX_A_REQ_STATUS] = { .type = NLA_U32 },
 	[IMEX_A_REQ_MESSAGE] = { .type = NLA_STRING },
 	[IMEX_A_REQ_ATTRS] = { .type = NLA_NESTED },
+	[IMEX_A_IMPORT_COUNT] = { .type = NLA_U32 },
+	[IMEX_A_EXPORT_COUNT] = { .type = NLA_U32 },
+	[IMEX_A_CHANNEL_MINOR] = { .type = NLA_U32 },
+	[IMEX_A_DOMAIN_GENERATION] = { .type = NLA_U64 },
+	[IMEX_A_DOMAIN_REASON] = { .type = NLA_STRING },
+	[IMEX_A_STATS] = { .type = NLA_NESTED },
 };
 
 static int nlerr_to_errno(int nlerr)
