@@ -288,6 +288,13 @@ int imexd_kernel_open(struct imexd_kernel **out, char *msg, size_t msglen)
 		r = -EPROTO;
 		goto fail;
 	}
+	/*
+	 * From here on transact() asks for an ack only where no reply ends
+	 * the command: an ack after a reply (libnl's default) costs the kernel
+	 * a message and us a read, left for the next command to skip.  (Not
+	 * before: genl_ctrl_resolve() waits for the acks it asked for.)
+	 */
+	nl_socket_disable_auto_ack(k->sk);
 	nl_socket_disable_seq_check(k->ntf);
 	nl_socket_set_nonblocking(k->ntf);
 	*out = k;
