@@ -146,6 +146,8 @@ static int transact(struct imexd_kernel *k, struct nl_msg *m,
 
 	if (msg && msglen)
 		msg[0] = 0;
+	/* Queued IMPORT_DONEs go first: commands keep the order they were made. */
+	imexd_kernel_import_done_flush(k);
 	if (!m) {
 		kernel_set_msg(msg, msglen, "%s", "out of memory building a netlink message");
 		return -ENOMEM;
@@ -308,6 +310,8 @@ void imexd_kernel_close(struct imexd_kernel *k)
 {
 	if (!k)
 		return;
+	if (k->sk)
+		imexd_kernel_import_done_flush(k);
 	if (k->ntf)
 		nl_socket_free(k->ntf);
 	if (k->sk)
