@@ -164,7 +164,8 @@ void conn_update_events(struct conn *c)
 		break;
 	case C_UP:
 		ev = EPOLLIN;
-		if (c->out_len || c->read_wants_write)
+		/* A corked queue is the uncork's to write: no epoll_ctl() pair. */
+		if ((c->out_len && !c->flush_due) || c->read_wants_write)
 			ev |= EPOLLOUT;
 		break;
 	case C_CLOSING:
