@@ -249,14 +249,12 @@ static void do_import(struct daemon *d, const struct imexd_node_action *a)
 
 	switch (a->type) {
 	case IMEXD_NODE_IMPORT_DONE:
+		/* Queued: the DONEs of one loop turn go in one write (on_prepare). */
 		r = imexd_kernel_import_done(d->kernel, a->import_id, a->error,
 					     a->desc, a->desc_len,
 					     a->text ? a->text : "", msg,
 					     sizeof(msg));
-		/* ENOENT: the importer gave up (signal, timeout); nothing to undo. */
-		if (r == -ENOENT)
-			log_debug("import %" PRIu64 " no longer waits", a->import_id);
-		else if (r < 0)
+		if (r < 0)
 			log_warn("cannot complete import %" PRIu64 ": %s",
 				 a->import_id, msg);
 		break;

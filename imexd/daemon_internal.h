@@ -94,5 +94,6 @@ int on_accept_more(sd_event_source *s, void *ud);
 void accept_all(struct daemon *d);
 int on_sweep(sd_event_source *s, uint64_t usec, void *ud);
 int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud);
+int on_prepare(sd_event_source *s, void *ud);
 
 #endif /* IMEXD_DAEMON_INTERNAL_H */

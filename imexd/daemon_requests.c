@@ -85,22 +85,31 @@ static void accept_requests(struct daemon *d)
  * with it (no notification, no import: the process gets the error), so
  * @max accepts take every import @max notifications named, and no empty
  * queue is asked again.  Ends of exports have no such promise: taken until
- * none is left.  True if the batch ran out, so more may wait.
+ * none is left.  True if the batch ran out, so more may wait.  Imports
+ * come IMEXD_KERNEL_BATCH to a netlink round trip.
  */
 #define ACCEPT_BATCH	1024
 
 static bool accept_imports(struct daemon *d, unsigned int max)
 {
-	unsigned int i;
+	struct imexd_import imps[IMEXD_KERNEL_BATCH];
+	unsigned int done = 0, want, n, i;
 	char msg[512];
 	int r;
 
 	if (max > ACCEPT_BATCH)
 		max = ACCEPT_BATCH;
-	for (i = 0; i < max; i++) {
-		struct imexd_import imp;
-
-		r = imexd_kernel_import_accept(d->kernel, &imp, msg, sizeof(msg));
+	while (done < max) {
+		want = max - done < IMEXD_KERNEL_BATCH ? max - done :
+		       IMEXD_KERNEL_BATCH;
+		r = imexd_kernel_import_accept_many(d->kernel, imps, want, &n,
+						    msg, sizeof(msg));
+		/* Taken is taken: each goes its way, even if a later one failed. */
+		for (i = 0; i < n; i++) {
+			imexd_node_import(d->core, now_ms(), &imps[i]);
+			drain(d);
+		}
+		done += n;
 		if (r == -ENOENT)
 			return false;
 		if (r < 0) {
@@ -108,10 +117,10 @@ static bool accept_imports(struct daemon *d, unsigned int max)
 			sweep_soon(d);
 			return false;
 		}
-		imexd_node_import(d->core, now_ms(), &imp);
-		drain(d);
+		if (n < want)
+			return false;	/* the queue ran dry */
 	}
-	return i == ACCEPT_BATCH;
+	return done == ACCEPT_BATCH;
 }
 
 static bool accept_export_ends(struct daemon *d)
@@ -151,17 +160,25 @@ int on_accept_more(sd_event_source *s, void *ud)
 	struct daemon *d = ud;
 
 	(void)s;
+	imexd_net_cork(d->net);
 	if (!d->stopping && accept_everything(d))
 		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
+	imexd_net_uncork(d->net);
 	return 0;
 }
 
-/* The rest of a long queue comes deferred, after the other sources. */
+/*
+ * The rest of a long queue comes deferred, after the other sources.  The
+ * imports taken together go to their exporters together (one write per
+ * peer: imexd_net_cork()).
+ */
 void accept_all(struct daemon *d)
 {
+	imexd_net_cork(d->net);
 	accept_requests(d);
 	if (accept_everything(d))
 		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
+	imexd_net_uncork(d->net);
 }
 
 /*
@@ -204,6 +221,20 @@ int on_sweep(sd_event_source *s, uint64_t usec, void *ud)
 	return 0;
 }
 
+/*
+ * Before each wait of the event loop: the import completions the last
+ * callback queued go to the kernel in one write (kernel_batch.c), all the
+ * answers one read brought, say, not one write each.
+ */
+int on_prepare(sd_event_source *s, void *ud)
+{
+	struct daemon *d = ud;
+
+	(void)s;
+	imexd_kernel_import_done_flush(d->kernel);
+	return 0;
+}
+
 int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct daemon *d = ud;
@@ -220,11 +251,13 @@ int on_notify(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		accept_all(d);
 		return 0;
 	}
+	imexd_net_cork(d->net);
 	if (seen.requests)
 		accept_requests(d);
 	more = seen.imports && accept_imports(d, seen.imports);
 	if (seen.export_ends && accept_export_ends(d))
 		more = true;
+	imexd_net_uncork(d->net);
 	if (more)
 		sd_event_source_set_enabled(d->accept_more, SD_EVENT_ONESHOT);
 	return 0;

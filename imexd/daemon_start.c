@@ -105,6 +105,8 @@ static int start_kernel(struct daemon *d)
 	r = sd_event_add_io(d->ev, &d->notify_src,
 			    imexd_kernel_notify_fd(d->kernel), EPOLLIN,
 			    on_notify, d);
+	if (r >= 0)
+		r = sd_event_source_set_prepare(d->notify_src, on_prepare);
 	if (r < 0)
 		return fail("cannot watch the kernel's notifications: %s",
 			    strerror(-r));

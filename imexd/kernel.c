@@ -146,6 +146,8 @@ static int transact(struct imexd_kernel *k, struct nl_msg *m,
 
 	if (msg && msglen)
 		msg[0] = 0;
+	/* Queued IMPORT_DONEs go first: commands keep the order they were made. */
+	imexd_kernel_import_done_flush(k);
 	if (!m) {
 		kernel_set_msg(msg, msglen, "%s", "out of memory building a netlink message");
 		return -ENOMEM;
@@ -288,6 +290,13 @@ int imexd_kernel_open(struct imexd_kernel **out, char *msg, size_t msglen)
 		r = -EPROTO;
 		goto fail;
 	}
+	/*
+	 * From here on transact() asks for an ack only where no reply ends
+	 * the command: an ack after a reply (libnl's default) costs the kernel
+	 * a message and us a read, left for the next command to skip.  (Not
+	 * before: genl_ctrl_resolve() waits for the acks it asked for.)
+	 */
+	nl_socket_disable_auto_ack(k->sk);
 	nl_socket_disable_seq_check(k->ntf);
 	nl_socket_set_nonblocking(k->ntf);
 	*out = k;
@@ -301,6 +310,8 @@ void imexd_kernel_close(struct imexd_kernel *k)
 {
 	if (!k)
 		return;
+	if (k->sk)
+		imexd_kernel_import_done_flush(k);
 	if (k->ntf)
 		nl_socket_free(k->ntf);
 	if (k->sk)

@@ -125,15 +125,34 @@ int imexd_kernel_req_done(struct imexd_kernel *k, uint64_t req_id, int error,
 			  char *msg, size_t msglen);
 
 /*
- * Remote imports (kernel_import.c).  The ACCEPT calls return -ENOENT when
- * nothing waits.  IMPORT_DONE returns -ENOENT when the importer no longer
- * waits.  IMPORT_CHECK fills @desc (IMEX_DESC_MAX bytes) and *@desc_len.
+ * Remote imports (kernel_import.c, kernel_batch.c).  The ACCEPT calls
+ * return -ENOENT when nothing waits.  IMPORT_CHECK fills @desc
+ * (IMEX_DESC_MAX bytes) and *@desc_len.  IMPORT_ACCEPT and IMPORT_DONE go
+ * up to IMEXD_KERNEL_BATCH in one write.
  */
-int imexd_kernel_import_accept(struct imexd_kernel *k, struct imexd_import *imp,
-			       char *msg, size_t msglen);
+#define IMEXD_KERNEL_BATCH	64
+
+/*
+ * Up to @max (at most IMEXD_KERNEL_BATCH) queued remote imports in one
+ * round trip, into @imps[0..*@n): as many IMPORT_ACCEPTs in one write.
+ * 0; -ENOENT when none waited; else -errno with @msg, the imports taken
+ * before the error still in @imps.  *@n < @max: the queue ran dry.
+ */
+int imexd_kernel_import_accept_many(struct imexd_kernel *k,
+				    struct imexd_import *imps,
+				    unsigned int max, unsigned int *n,
+				    char *msg, size_t msglen);
+/*
+ * IMPORT_DONE, queued: the queue goes in one write (and its acks are read)
+ * at imexd_kernel_import_done_flush(), before any other command on the
+ * socket, and when IMEXD_KERNEL_BATCH wait.  The owner flushes before it
+ * sleeps.  The answers are logged here: -ENOENT (the importer gave up)
+ * at debug, others as warnings.  0, or -ENOMEM with @msg.
+ */
 int imexd_kernel_import_done(struct imexd_kernel *k, uint64_t import_id,
 			     int error, const uint8_t *desc, uint16_t desc_len,
 			     const char *text, char *msg, size_t msglen);
+void imexd_kernel_import_done_flush(struct imexd_kernel *k);
 int imexd_kernel_import_check(struct imexd_kernel *k, uint64_t handle_id,
 			      const uint8_t domain_uuid[16],
 			      uint32_t channel_id, const char *member,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Remote imports through the imex module (see kernel.h): take the imports
- * and the ends of remotely imported exports the kernel queued, complete
- * imports, check a peer's import against this node's exports, and revoke
- * imports of another node's exports.
+ * Remote imports through the imex module (see kernel.h): take the ends of
+ * remotely imported exports the kernel queued, check a peer's import
+ * against this node's exports, and revoke imports of another node's
+ * exports.  Taking and completing imports, in batches: kernel_batch.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,28 +14,6 @@
 #include <linux/imex.h>
 #include "kernel.h"
 #include "kernel_internal.h"
-
-struct import_ans {
-	struct imexd_import *imp;
-	bool got;
-};
-
-static int on_import(struct nl_msg *m, void *arg)
-{
-	struct import_ans *a = arg;
-	struct nlattr *tb[IMEX_A_MAX + 1];
-
-	if (kernel_parse(m, tb) || !tb[IMEX_A_IMPORT_ID] ||
-	    !tb[IMEX_A_HANDLE_ID] || !tb[IMEX_A_CHANNEL_ID] ||
-	    !kernel_get_uuid(a->imp->handle_node, tb[IMEX_A_HANDLE_NODE]) ||
-	    !kernel_get_uuid(a->imp->domain_uuid, tb[IMEX_A_DOMAIN_UUID]))
-		return NL_SKIP;
-	a->imp->import_id = nla_get_u64(tb[IMEX_A_IMPORT_ID]);
-	a->imp->handle_id = nla_get_u64(tb[IMEX_A_HANDLE_ID]);
-	a->imp->channel_id = nla_get_u32(tb[IMEX_A_CHANNEL_ID]);
-	a->got = true;
-	return NL_OK;
-}
 
 /*
  * Accept the next of the kernel's @cmd (named @what in messages); @valid
@@ -56,33 +34,6 @@ static int accept_reply(struct imexd_kernel *k, uint8_t cmd, const char *what,
 		r = -EPROTO;
 	}
 	return r;
-}
-
-int imexd_kernel_import_accept(struct imexd_kernel *k, struct imexd_import *imp,
-			       char *msg, size_t msglen)
-{
-	struct import_ans a = { .imp = imp };
-
-	memset(imp, 0, sizeof(*imp));
-	return accept_reply(k, IMEX_CMD_IMPORT_ACCEPT, "IMPORT_ACCEPT", on_import,
-			    &a, &a.got, msg, msglen);
-}
-
-int imexd_kernel_import_done(struct imexd_kernel *k, uint64_t import_id,
-			     int error, const uint8_t *desc, uint16_t desc_len,
-			     const char *text, char *msg, size_t msglen)
-{
-	struct nl_msg *m = kernel_msg_new(k, IMEX_CMD_IMPORT_DONE, 0, 0);
-
-	if (m && (nla_put_u64(m, IMEX_A_IMPORT_ID, import_id) ||
-		  nla_put_u32(m, IMEX_A_REQ_STATUS, (uint32_t)error) ||
-		  (!error && nla_put(m, IMEX_A_DESC, desc_len, desc)) ||
-		  (text && text[0] &&
-		   nla_put_string(m, IMEX_A_REQ_MESSAGE, text)))) {
-		nlmsg_free(m);
-		m = NULL;
-	}
-	return kernel_transact(k, m, NULL, NULL, NULL, msg, msglen);
 }
 
 struct check_ans {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
+#include "kernel.h"
 #include "wire.h"
 
 struct imexd_kernel {
@@ -15,6 +16,10 @@ struct imexd_kernel {
 	struct nl_sock *ntf;	/* the manager group */
 	int family;
 	int grp_manager;
+	/* IMPORT_DONEs queued for one write (kernel_batch.c), and their ids. */
+	struct nl_msg *done[IMEXD_KERNEL_BATCH];
+	uint64_t done_id[IMEXD_KERNEL_BATCH];
+	unsigned int ndone;
 };
 
 extern const uint8_t kernel_zero16[16];

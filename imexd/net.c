@@ -164,7 +164,8 @@ void conn_update_events(struct conn *c)
 		break;
 	case C_UP:
 		ev = EPOLLIN;
-		if (c->out_len || c->read_wants_write)
+		/* A corked queue is the uncork's to write: no epoll_ctl() pair. */
+		if ((c->out_len && !c->flush_due) || c->read_wants_write)
 			ev |= EPOLLOUT;
 		break;
 	case C_CLOSING:
@@ -287,10 +288,13 @@ static void conn_io(struct conn *c)
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct conn *c = ud;
+	struct imexd_net *net = c->net;
 
 	(void)s;
 	(void)fd;
 	(void)revents;
+	/* What the frames of one read make the owner send goes out together. */
+	imexd_net_cork(net);
 	switch (c->state) {
 	case C_RESOLVING:
 		break;
@@ -305,16 +309,20 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *ud)
 		conn_io(c);
 		break;
 	}
+	imexd_net_uncork(net);
 	return 0;
 }
 
 int on_conn_defer(sd_event_source *s, void *ud)
 {
 	struct conn *c = ud;
+	struct imexd_net *net = c->net;
 
 	(void)s;
+	imexd_net_cork(net);
 	if (c->state == C_UP && conn_read(c) == 0)
 		conn_update_events(c);
+	imexd_net_uncork(net);
 	return 0;
 }
 

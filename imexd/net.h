@@ -100,6 +100,17 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		   size_t len);
 
 /*
+ * Between imexd_net_cork() and the matching imexd_net_uncork() (they nest),
+ * imexd_net_send() only queues; the uncork writes each connection's queue
+ * at once.  The frames of one batch (the imports one notification named,
+ * the answers to the requests one read brought) then cost one send() per
+ * peer, not one each.  Frames keep their order; errors surface as after
+ * any send, from the connection's next event.
+ */
+void imexd_net_cork(struct imexd_net *net);
+void imexd_net_uncork(struct imexd_net *net);
+
+/*
  * What the transport proved about @conn's far end, for
  * imexd_peers_conn_up(): with TLS tls = true and the node names its
  * verified certificate carries (imexd_tls_peer_auth()), without TLS

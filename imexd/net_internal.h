@@ -36,6 +36,7 @@ struct conn {
 	bool reported;			/* conn_up delivered */
 	bool greeted;			/* HELLO or HELLO_ACK received */
 	bool bound;			/* imexd_net_conn_bind(): RAFT frames */
+	bool flush_due;			/* queued while corked: write at uncork */
 	char name[IMEX_NAME_MAX];	/* the node it said HELLO as */
 	bool read_wants_write;		/* TLS read waits for EPOLLOUT */
 	bool write_wants_read;		/* TLS write waits for EPOLLIN */
@@ -74,6 +75,7 @@ struct imexd_net {
 	struct imexd_resolver *resolver;
 	struct ratelimit rl;
 	uint64_t claims_refused;	/* HELLOs its certificate does not back */
+	unsigned cork;			/* imexd_net_cork() depth */
 };
 
 #define peer_warn(net, ...) do {				\

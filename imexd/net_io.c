@@ -373,6 +373,11 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		conn_destroy(c);
 		return -ENOBUFS;
 	}
+	/* Corked: the uncork writes it, with what else the batch queues. */
+	if (net->cork) {
+		c->flush_due |= idle;	/* else EPOLLOUT is armed already */
+		return 0;
+	}
 	/*
 	 * Nothing was waiting: write now, not after a trip through epoll
 	 * (an import's request and answer are each one frame).  What is not
@@ -382,6 +387,31 @@ int imexd_net_send(struct imexd_net *net, uint64_t conn, const uint8_t *frame,
 		(void)conn_flush(c, err, sizeof(err));
 	conn_update_events(c);
 	return 0;
+}
+
+void imexd_net_cork(struct imexd_net *net)
+{
+	if (net)
+		net->cork++;
+}
+
+/* As imexd_net_send() for each connection the corked sends queued on. */
+void imexd_net_uncork(struct imexd_net *net)
+{
+	char err[512];
+	struct conn *c;
+
+	if (!net || !net->cork || --net->cork)
+		return;
+	for (c = net->conns; c; c = c->next) {
+		if (!c->flush_due)
+			continue;
+		c->flush_due = false;
+		if (c->state != C_UP)
+			continue;
+		(void)conn_flush(c, err, sizeof(err));
+		conn_update_events(c);
+	}
 }
 
 int imexd_net_conn_auth(const struct imexd_net *net, uint64_t conn,
