@@ -44,12 +44,14 @@ struct chan_attrs {
 
 static int chan_attr(struct chan_attrs *c, const struct nlattr *a)
 {
-	const char *data = nla_data(a);
-	int len = nla_len(a);
+	int type = nla_type(a), len;
+	const char *data;
 	uint32_t v;
 
-	switch (nla_type(a)) {
+	switch (type) {
 	case IMEX_A_DOMAIN_NAME:
+		data = nla_data(a);
+		len = nla_len(a);
 		if (len <= 0 || data[len - 1])
 			return -EPROTO;
 		c->domain = data;
@@ -60,12 +62,12 @@ static int chan_attr(struct chan_attrs *c, const struct nlattr *a)
 	case IMEX_A_CHRDEV_MAJOR:
 		break;
 	default:
-		return 0;
+		return 0;	/* not in the spec: not even looked at */
 	}
-	if (len < (int)sizeof(v))
+	if (nla_len(a) < (int)sizeof(v))
 		return -EPROTO;
 	v = nla_get_u32((struct nlattr *)a);
-	switch (nla_type(a)) {
+	switch (type) {
 	case IMEX_A_CHANNEL_ID: c->id = v; c->has_id = true; break;
 	case IMEX_A_CHANNEL_STATE: c->state = v; c->has_state = true; break;
 	case IMEX_A_CHANNEL_UID: c->uid = v; break;
