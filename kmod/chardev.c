@@ -244,10 +244,10 @@ void imex_channel_put(struct imex_channel *ch)
 EXPORT_SYMBOL_GPL(imex_channel_put);
 
 /*
- * Open allocates nothing: an fd gets its imex_file (exports, imports,
- * revoked imports and their wait queue) from imex_file_get(), on its first
- * ioctl or poll that needs one.  Until then it holds no record, so
- * revocation has nothing of it to end, and its revocation is ch->revoked.
+ * Open allocates nothing: an fd gets its imex_file (exports, imports and
+ * revoked imports) from imex_file_get(), on its first ioctl that needs
+ * one.  Until then it holds no record, so revocation has nothing of it to
+ * end, and its revocation is ch->revoked.
  */
 static int imex_chan_open(struct inode *inode, struct file *file)
 {
@@ -286,6 +286,13 @@ static struct imex_channel *imex_fd_channel(struct file *file)
 	return ((struct imex_fd *)READ_ONCE(file->private_data))->ch;
 }
 
+/* file->private_data of a channel file, for a reader of its imex_file. */
+static struct imex_fd *imex_fd_of(struct file *file)
+{
+	/* Pairs with imex_file_get()'s release: an imex_file seen is set up. */
+	return smp_load_acquire((struct imex_fd **)&file->private_data);
+}
+
 /* @fd is file->private_data: the fd's imex_file, or NULL if it has none. */
 static struct imex_file *imex_file_peek(struct imex_fd *fd)
 {
@@ -302,8 +309,7 @@ static struct imex_file *imex_file_peek(struct imex_fd *fd)
  */
 static struct imex_file *imex_file_get(struct file *file)
 {
-	/* Pairs with smp_store_release() below: f is initialised. */
-	struct imex_fd *fd = smp_load_acquire((struct imex_fd **)&file->private_data);
+	struct imex_fd *fd = imex_fd_of(file);
 	struct imex_channel *ch = fd->ch;
 	struct imex_file *f = imex_file_peek(fd);
 
@@ -317,13 +323,12 @@ static struct imex_file *imex_file_get(struct file *file)
 	INIT_LIST_HEAD(&f->imports);
 	INIT_LIST_HEAD(&f->revoked);
 	mutex_init(&f->revoked_lock);
-	init_waitqueue_head(&f->wait);
 
 	mutex_lock(&imex_lock);
 	fd = file->private_data;
 	if (fd == &ch->bare) {
 		list_add_tail(&f->node, &ch->files);
-		/* Published set up: pairs with the smp_load_acquire() above. */
+		/* Published set up: pairs with imex_fd_of()'s acquire. */
 		smp_store_release((struct imex_fd **)&file->private_data, &f->fd);
 		mutex_unlock(&imex_lock);
 		return f;
@@ -367,8 +372,8 @@ void imex_channel_files_revoke(struct imex_channel *ch)
 		list_for_each_entry(im, &f->imports, fnode)
 			imex_revoked_tally(im, IMEX_REVOKE_CHANNEL_GONE);
 		imex_file_drop_imports(f);
-		wake_up_poll(&f->wait, EPOLLERR | EPOLLHUP | EPOLLPRI);
 	}
+	/* Pollers wait on ch->wait, woken when the caller sets ch->revoked. */
 	/* The caller flushes the tally: one event for all its channels. */
 }
 
@@ -394,22 +399,22 @@ static int imex_chan_release(struct inode *inode, struct file *file)
 }
 
 /*
- * Takes the imex_file: a poller registered on no f->wait would miss the
- * EPOLLPRI of imports made after it registered.
+ * Allocates nothing and takes no lock: every poller of a channel waits on
+ * ch->wait, woken by the channel's revocation and by any revoked import on
+ * it (the other fds of the channel poll again and find nothing of theirs;
+ * revoked imports are rare).  An fd that gets its imex_file after its
+ * poller registered is still heard: the wake comes through the channel.
  */
 static __poll_t imex_chan_poll(struct file *file, poll_table *wait)
 {
-	struct imex_file *f = imex_file_get(file);
-	struct imex_channel *ch;
+	struct imex_fd *fd = imex_fd_of(file);
+	struct imex_channel *ch = fd->ch;
+	struct imex_file *f = imex_file_peek(fd);
 
-	if (!f)
-		return EPOLLERR;
-	ch = f->ch;
 	poll_wait(file, &ch->wait, wait);
-	poll_wait(file, &f->wait, wait);
 	if (READ_ONCE(ch->revoked))
 		return EPOLLERR | EPOLLHUP | EPOLLPRI;
-	return READ_ONCE(f->nrevoked) ? EPOLLPRI : 0;
+	return f && READ_ONCE(f->nrevoked) ? EPOLLPRI : 0;
 }
 
 static long imex_chan_info(struct imex_channel *ch, void __user *arg)
@@ -528,6 +533,18 @@ static long imex_chan_ioctl(struct file *file, unsigned int cmd,
 	default:
 		return -ENOTTY;
 	}
+	if (cmd == IMEX_IOC_UNEXPORT || cmd == IMEX_IOC_UNIMPORT) {
+		struct imex_fd *fd = imex_fd_of(file);
+
+		/* No imex_file, no record: answered as the record calls would. */
+		if (!imex_file_peek(fd)) {
+			struct imex_handle h;
+
+			if (copy_from_user(&h, uarg, sizeof(h)))
+				return -EFAULT;
+			return READ_ONCE(fd->ch->revoked) ? -ENODEV : -ENOENT;
+		}
+	}
 	f = imex_file_get(file);
 	if (!f)
 		return -ENOMEM;
@@ -594,7 +611,7 @@ EXPORT_SYMBOL_GPL(imex_channel_get_fd);
 /*
  * The resolve path a driver takes on every call that names a channel fd:
  * it must cost what fget()/fput() cost, so each step is accounted for.
- * Lifetime: the imex_file holds a channel reference from open to release,
+ * Lifetime: the open file holds a channel reference from open to release,
  * release runs only after the last fput(), and f->ch never changes, so the
  * caller's file reference pins the channel and no kref is taken here.
  * Isolation does not need one either: the channel object is the grant's

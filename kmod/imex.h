@@ -7,9 +7,10 @@
  * Control operations are rare and short, so a single lock keeps every
  * invariant check and its update atomic without lock ordering to reason
  * about.  Paths that must not take it: a channel's poll() and the in-kernel
- * fd resolution read only fields fixed at grant time, the revoked flag and
- * (under RCU) the domain's state.  The revocation callbacks' spinlock
- * (kapi.c) nests inside it.
+ * fd resolution read only fields fixed at grant time, the revoked flag,
+ * the channel's kapi_err and an fd's published imex_file; never a domain,
+ * which is freed at once when deleted.  The revocation callbacks'
+ * spinlock (kapi.c) nests inside it.
  *
  * Device work (device_add/device_del of channel devices: a devtmpfs round
  * trip and a uevent each) is never done under imex_lock, or a large grant
@@ -160,7 +161,6 @@ struct imex_file {
 	unsigned int		nimports;	/* live + revoked */
 	unsigned int		nrevoked;	/* READ_ONCE in poll */
 	unsigned int		npendings;	/* remote imports waiting */
-	wait_queue_head_t	wait;		/* EPOLLPRI: a revoked import */
 };
 
 struct imex_import;
@@ -218,13 +218,13 @@ void imex_domain_destroy(struct imex_domain *d);
 void imex_domain_set_state(struct imex_domain *d, u32 state);
 void imex_domain_set_down(struct imex_domain *d, const char *why);
 void imex_domain_set_reason(struct imex_domain *d, const char *reason);
-/*
- * Also without imex_lock, under RCU (imex_channel_ident()); inline, as it
- * is on the in-kernel resolve path.
- */
+/* Under imex_lock: domains are freed at once, so no reader goes without. */
 static inline bool imex_domain_usable(const struct imex_domain *d)
 {
-	u32 state = READ_ONCE(d->state);
+	u32 state;
+
+	lockdep_assert_held(&imex_lock);
+	state = READ_ONCE(d->state);
 
 	return state == IMEX_DOMAIN_READY || state == IMEX_DOMAIN_DEGRADED;
 }

@@ -145,7 +145,8 @@ void imex_import_revoke(struct imex_import *im, u32 reason)
 	im->revoked = true;
 	list_move_tail(&im->fnode, &f->revoked);
 	WRITE_ONCE(f->nrevoked, f->nrevoked + 1);
-	wake_up_poll(&f->wait, EPOLLPRI);
+	/* Pollers of every fd of the channel wait here (chardev.c). */
+	wake_up_poll(&f->ch->wait, EPOLLPRI);
 }
 
 static void imex_import_free(struct imex_import *im)
