@@ -286,6 +286,8 @@ void imex_domain_channels_usable(struct imex_domain *d, bool usable)
 	if (!left)
 		return;
 	xa_for_each(&imex_channels, id, ch) {
+		/* Under a mutex: a table of 2^20 channels may take a while. */
+		cond_resched();
 		if (ch->domain != d)
 			continue;
 		if (ch->state == IMEX_CHANNEL_GRANTED)
