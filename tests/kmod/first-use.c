@@ -5,8 +5,9 @@
  *  - UNEXPORT and UNIMPORT on a fresh fd answer ENOENT;
  *  - an epoll registered on a fresh fd, before any ioctl, still hears
  *    EPOLLPRI when imports made later on that fd are revoked;
- *  - THREADS threads' first ioctls on one fresh fd, at once, each import:
- *    no import is lost (IMEX_IOC_REVOKED reports every one).
+ *  - THREADS threads' first ioctls on one fresh fd, at once, each import
+ *    its own export (an fd holds one import per handle): no import is lost
+ *    (IMEX_IOC_REVOKED reports every one).
  * Prints "first-use: ok" or why not; exit status 1 on a failed check.
  */
 #define _GNU_SOURCE
@@ -23,7 +24,7 @@
 
 #define THREADS 8
 
-static struct imex_handle handle;
+static struct imex_handle handles[THREADS];
 static pthread_barrier_t start;
 static int importer, failures;
 
@@ -35,9 +36,8 @@ static void fail(const char *what)
 
 static void *import_one(void *arg)
 {
-	struct imex_import_arg ia = { .handle = handle };
+	struct imex_import_arg ia = { .handle = *(struct imex_handle *)arg };
 
-	(void)arg;
 	pthread_barrier_wait(&start);
 	if (ioctl(importer, IMEX_IOC_IMPORT, &ia))
 		fail("import");
@@ -78,18 +78,21 @@ int main(int argc, char **argv)
 		fail("an event before anything was revoked");
 
 	memcpy(ea.desc, "first", 5);
-	if (ioctl(exporter, IMEX_IOC_EXPORT, &ea)) {
-		fail("export");
-		return 1;
+	for (i = 0; i < THREADS; i++) {
+		if (ioctl(exporter, IMEX_IOC_EXPORT, &ea)) {
+			fail("export");
+			return 1;
+		}
+		handles[i] = ea.handle;
 	}
-	handle = ea.handle;
 	pthread_barrier_init(&start, NULL, THREADS);
 	for (i = 0; i < THREADS; i++)
-		pthread_create(&t[i], NULL, import_one, NULL);
+		pthread_create(&t[i], NULL, import_one, &handles[i]);
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	if (ioctl(exporter, IMEX_IOC_UNEXPORT, &ea.handle))
-		fail("unexport");
+	for (i = 0; i < THREADS; i++)
+		if (ioctl(exporter, IMEX_IOC_UNEXPORT, &handles[i]))
+			fail("unexport");
 
 	/* The wake comes through the channel: bounded wait, 10 s. */
 	n = epoll_wait(ep, &ev, 1, 10000);
